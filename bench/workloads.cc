@@ -1,0 +1,174 @@
+#include "bench/workloads.h"
+
+#include <cstring>
+
+#include "frontend/address.h"
+#include "frontend/structs.h"
+
+namespace dvejit::workloads {
+namespace {
+
+template <int D>
+TensorPattern<D> Contiguous(uint32_t addr, uint16_t count) {
+  TensorPattern<D> t{};
+  t.addr = addr;
+  t.num[0] = count;
+  t.step[0] = 1;
+  for (int d = 1; d < D; ++d) t.num[d] = 1;
+  return t;
+}
+template <typename S>
+Instruction Build(Opcode op, const S& s) {
+  Instruction inst;
+  StoreTo(s, inst.bytes.data());
+  inst.bytes[0] = static_cast<uint8_t>(op);
+  inst.bytes[1] = 0x10;
+  return inst;
+}
+uint8_t D(Dtype d) { return static_cast<uint8_t>(d); }
+uint32_t Bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+uint32_t Align64(uint32_t v) { return (v + 63) & ~63u; }
+
+}  // namespace
+
+uint32_t Sbuf(uint32_t partition, uint32_t offset, Generation gen) {
+  return MakeAddress(Space::Sbuf, partition, offset, gen);
+}
+
+BnLayout MakeBnLayout(int channels, int elements, Dtype dtype) {
+  BnLayout l;
+  l.channels = channels;
+  l.elements = elements;
+  l.dtype = dtype;
+  const uint32_t bytes = static_cast<uint32_t>(elements) * DtypeSize(dtype);
+  l.x = 0;
+  l.dy = Align64(l.x + bytes);
+  l.dx = Align64(l.dy + bytes);
+  l.stats = Align64(l.dx + bytes);
+  l.mean = Align64(l.stats + static_cast<uint32_t>(l.tiles()) * 24);
+  l.var_eps = l.mean + 8;
+  l.vf = l.var_eps + 4;
+  l.gamma = l.vf + 4;
+  l.gamma_vf = l.gamma + 4;
+  l.a = l.gamma_vf + 4;
+  l.sums = Align64(l.a + 4);
+  l.end = Align64(l.sums + static_cast<uint32_t>(l.tiles()) * 12);
+  return l;
+}
+
+std::vector<Instruction> ReciprocalTable() {
+  std::vector<Instruction> out;
+  for (int base = 0; base < kParamRamEntries; base += 8) {
+    CTRL_IM s{};
+    s.param_ram_offset = static_cast<uint16_t>(base);
+    for (int i = 0; i < 8; ++i) s.immediate[i] = static_cast<float>(1.0 / (base + i + 1));
+    out.push_back(Build(Opcode::LoadParameterRam, s));
+  }
+  return out;
+}
+
+std::vector<Instruction> BnForward(const BnLayout& l, Generation gen) {
+  std::vector<Instruction> out;
+  const int es = DtypeSize(l.dtype);
+  const auto n = static_cast<uint8_t>(l.channels);
+  for (int t = 0; t < l.tiles(); ++t) {
+    S4D2_BN s{};
+    s.src = Contiguous<4>(Sbuf(0, l.x + t * kStatsTile * es, gen), kStatsTile);
+    s.in_dtype = D(l.dtype);
+    s.out_dtype = D(Dtype::FP32);
+    s.num_active_channels = n;
+    s.even_count = kStatsTile / 2;
+    s.odd_count = kStatsTile / 2;
+    s.dst = Contiguous<2>(Sbuf(0, l.stats + t * 24, gen), 6);
+    out.push_back(Build(Opcode::BatchNormStats2, s));
+  }
+  S4D2_BN a{};
+  a.src = Contiguous<4>(Sbuf(0, l.stats, gen), static_cast<uint16_t>(l.tiles() * 6));
+  a.in_dtype = D(Dtype::FP32);
+  a.out_dtype = D(Dtype::FP32);
+  a.num_active_channels = n;
+  a.dst = Contiguous<2>(Sbuf(0, l.mean, gen), 2);
+  out.push_back(Build(Opcode::BatchNormAggregate, a));
+  return out;
+}
+
+std::vector<Instruction> BnBackward(const BnLayout& l, Generation gen, float eps) {
+  std::vector<Instruction> out;
+  const int es = DtypeSize(l.dtype);
+  const auto n = static_cast<uint8_t>(l.channels);
+  auto ts = [&](uint32_t src, uint32_t dst, AluOp op0, float imm0) {
+    S3D3_TS s{};
+    s.src = Contiguous<3>(Sbuf(0, src, gen), 1);
+    s.dst = Contiguous<3>(Sbuf(0, dst, gen), 1);
+    s.in_dtype = s.out_dtype = D(Dtype::FP32);
+    s.num_active_channels = n;
+    s.op0 = static_cast<uint8_t>(op0);
+    s.op1 = static_cast<uint8_t>(AluOp::BYPASS);
+    s.imm0 = op0 == AluOp::RSQRT ? 0 : Bits(imm0);
+    return Build(Opcode::TensorScalarArith, s);
+  };
+  auto tt = [&](uint32_t a, uint32_t b, uint32_t dst, uint16_t count, AluOp op) {
+    S3S3D3_TT s{};
+    s.in_dtypes = static_cast<uint8_t>(D(Dtype::FP32) | (D(Dtype::FP32) << 4));
+    s.out_dtype = D(Dtype::FP32);
+    s.op = static_cast<uint8_t>(op);
+    s.num_active_channels = n;
+    s.src0 = Contiguous<3>(Sbuf(0, a, gen), count);
+    s.src1 = Contiguous<3>(Sbuf(0, b, gen), count);
+    s.dst = Contiguous<3>(Sbuf(0, dst, gen), count);
+    return Build(Opcode::TensorTensorArith, s);
+  };
+  // vf = 1/sqrt(var + eps)
+  out.push_back(ts(l.mean + 4, l.var_eps, AluOp::ADD, eps));
+  out.push_back(ts(l.var_eps, l.vf, AluOp::RSQRT, 0.0f));
+  // GradAccum2 per tile: sums of tile t at sums + 12t.
+  for (int t = 0; t < l.tiles(); ++t) {
+    S3S3D1_BN2 g{};
+    g.imm0 = Sbuf(0, l.mean, gen);
+    g.imm1 = Sbuf(0, l.vf, gen);
+    g.src0 = Contiguous<3>(Sbuf(0, l.x + t * kStatsTile * es, gen), kStatsTile);
+    g.src1 = Contiguous<3>(Sbuf(0, l.dy + t * kStatsTile * es, gen), kStatsTile);
+    g.dst = Contiguous<1>(Sbuf(0, l.sums + t * 12, gen), 3);
+    g.in_dtypes = static_cast<uint8_t>(D(l.dtype) | (D(l.dtype) << 4));
+    g.imm_out_dtypes = static_cast<uint8_t>(D(Dtype::FP32) | (D(Dtype::FP32) << 4));
+    g.imm_srcs = 0x11;  // both pointers
+    g.num_active_channels = n;
+    out.push_back(Build(Opcode::BatchNormGradAccumulate2, g));
+  }
+  // Combine the tile sums into tile 0's slot.
+  for (int t = 1; t < l.tiles(); ++t) out.push_back(tt(l.sums, l.sums + t * 12, l.sums, 3, AluOp::ADD));
+  // A = γ·vf/N
+  out.push_back(tt(l.gamma, l.vf, l.gamma_vf, 1, AluOp::MULT));
+  out.push_back(ts(l.gamma_vf, l.a, AluOp::MULT, static_cast<float>(1.0 / l.elements)));
+  // ParamLoad2: N, mean, A; B = s0 and C = s2 (elements 0 and 2 of the sums: step 2).
+  S2_BNPL2 p{};
+  p.src = Contiguous<2>(Sbuf(0, l.sums, gen), 2);
+  p.src.step[0] = 2;
+  p.element_count = static_cast<float>(l.elements);
+  p.src_dtype = D(Dtype::FP32);
+  p.immediate_dtype = D(Dtype::FP32);
+  p.num_active_channels = n;
+  p.imm0_ptr = Sbuf(0, l.mean, gen);
+  p.imm1_ptr = Sbuf(0, l.a, gen);
+  p.imm0_src = 1;
+  p.imm1_src = 1;
+  out.push_back(Build(Opcode::BatchNormParamLoad2, p));
+  for (int t = 0; t < l.tiles(); ++t) {
+    S3S3D3_TT b{};
+    b.in_dtypes = static_cast<uint8_t>(D(l.dtype) | (D(l.dtype) << 4));
+    b.out_dtype = D(l.dtype);
+    b.op = 0;
+    b.num_active_channels = n;
+    b.src0 = Contiguous<3>(Sbuf(0, l.x + t * kStatsTile * es, gen), kStatsTile);
+    b.src1 = Contiguous<3>(Sbuf(0, l.dy + t * kStatsTile * es, gen), kStatsTile);
+    b.dst = Contiguous<3>(Sbuf(0, l.dx + t * kStatsTile * es, gen), kStatsTile);
+    out.push_back(Build(Opcode::BatchNormBackProp, b));
+  }
+  return out;
+}
+
+}  // namespace dvejit::workloads

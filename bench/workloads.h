@@ -1,0 +1,46 @@
+// Built-in DVE programs used by the main job (`dvejit train-step`), the end-to-end tests, the
+// examples and the benchmarks: a batch-norm training step laid out in SBUF, and the helpers
+// that build records for it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "frontend/instruction.h"
+
+namespace dvejit::workloads {
+
+inline constexpr int kStatsTile = 512;  // Stats2 reads at most 512 elements
+
+// Where the batch-norm step keeps its tensors: byte offsets inside each SBUF partition
+// (channel c lives in partition c).
+struct BnLayout {
+  int channels = 128;
+  int elements = 4096;  // per channel; a multiple of kStatsTile
+  Dtype dtype = Dtype::FP32;  // of x, dy and dx
+  uint32_t x = 0, dy = 0, dx = 0;
+  uint32_t stats = 0;   // tiles × 6 fp32 (Stats2 outputs)
+  uint32_t mean = 0;    // fp32 mean, var (Aggregate output): mean at `mean`, var at mean + 4
+  uint32_t var_eps = 0; // fp32 var + eps
+  uint32_t vf = 0;      // fp32 1/sqrt(var + eps)
+  uint32_t gamma = 0;   // fp32 γ (host-provided)
+  uint32_t gamma_vf = 0;  // fp32 γ·vf
+  uint32_t a = 0;       // fp32 A = γ·vf/N
+  uint32_t sums = 0;    // tiles × 3 fp32 GradAccum2 sums; tile 0's slot ends up holding the totals
+  uint32_t end = 0;     // first byte past the layout
+  int tiles() const { return elements / kStatsTile; }
+};
+BnLayout MakeBnLayout(int channels, int elements, Dtype dtype);
+
+// The 32 LoadParameterRam records that set entry k = fp32(1/(k+1)).
+std::vector<Instruction> ReciprocalTable();
+// Forward statistics: Stats2 per tile, then Aggregate into [mean, var].
+std::vector<Instruction> BnForward(const BnLayout& l, Generation gen);
+// Backward chain: vf = rsqrt(var + eps), GradAccum2 per tile, TensorTensor adds of the tile
+// sums, A = γ·vf/N, ParamLoad2, BackProp per tile.
+std::vector<Instruction> BnBackward(const BnLayout& l, Generation gen, float eps);
+
+// Record builders (immediate SBUF addresses; channel c in partition first_partition + c).
+uint32_t Sbuf(uint32_t partition, uint32_t offset, Generation gen);
+
+}  // namespace dvejit::workloads

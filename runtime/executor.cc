@@ -1,0 +1,217 @@
+#include "runtime/executor.h"
+
+#include <algorithm>
+
+#include "frontend/address.h"
+#include "frontend/diag.h"
+#include "frontend/fields.h"
+#include "frontend/operands.h"
+#include "frontend/strcat.h"
+#include "frontend/validate.h"
+
+namespace dvejit {
+namespace {
+
+void WriteU32(Instruction& inst, int off, uint32_t v) { std::memcpy(inst.bytes.data() + off, &v, 4); }
+
+// Makes the IMM_SRC of an immediate field say "pointer" (1).
+void SetPointerSource(Instruction& inst, const FieldInfo& f) {
+  switch (f.src) {
+    case ImmSrcAt::SrcByte35: inst.bytes[35] = 1; break;
+    case ImmSrcAt::SrcByte39: inst.bytes[39] = 1; break;
+    case ImmSrcAt::SrcByte48: inst.bytes[48] = 1; break;
+    case ImmSrcAt::SrcByte49: inst.bytes[49] = 1; break;
+    case ImmSrcAt::SrcByte62Low: inst.bytes[62] = (inst.bytes[62] & 0xF0) | 1; break;
+    case ImmSrcAt::SrcByte62High: inst.bytes[62] = (inst.bytes[62] & 0x0F) | 0x10; break;
+    default: break;
+  }
+}
+
+absl::Status RuntimeError(std::string_view predicate, std::string_view field,
+                          std::string_view value, std::string_view expected, int64_t index,
+                          uint8_t opcode, int64_t completed) {
+  Violation v = MakeViolation(ErrorKind::Runtime, predicate, field, value, expected);
+  v.detail += Cat(" (", completed, " instruction", completed == 1 ? "" : "s", " completed)");
+  return ToStatus(v, Location{index, opcode});
+}
+
+// Replaces every register-sourced address by the register's value (an immediate ADDR4), and
+// re-validates the result: `register_address_valid` (validation.md §1, `runtime`).
+absl::StatusOr<Instruction> ResolveRegisters(const Instruction& inst, const MachineState& m,
+                                             int64_t index, int64_t completed) {
+  const Operands ops = OperandsOf(inst);
+  Instruction out = inst;
+  bool changed = false;
+  const StructKind strct = inst.info().strct;
+  auto resolve = [&](std::string_view name, uint32_t reg) -> absl::Status {
+    const uint32_t value = m.regs[reg];
+    if (AddrModeOf(value) != AddrMode::Immediate)
+      return RuntimeError("register_address_valid", Cat(name, " register r", reg), Hex(value, 8),
+                          "an immediate-form ADDR4 (marker 0x00-0x1F)", index, inst.bytes[0],
+                          completed);
+    const FieldInfo* f = FindField(strct, name);
+    WriteU32(out, f->offset, value);
+    if (f->kind == FieldKind::ImmPointer || f->kind == FieldKind::ImmValue) SetPointerSource(out, *f);
+    changed = true;
+    return absl::OkStatus();
+  };
+  for (int i = 0; i < ops.num_tensors; ++i)
+    if (AddrModeOf(ops.tensors[i].pattern.addr) == AddrMode::Register)
+      if (auto s = resolve(ops.tensors[i].name, AddrRegister(ops.tensors[i].pattern.addr)); !s.ok())
+        return s;
+  for (int i = 0; i < ops.num_pointers; ++i) {
+    const PointerOperand& p = ops.pointers[i];
+    if (p.is_register) {
+      if (auto s = resolve(p.name, p.word & 0xFF); !s.ok()) return s;
+    } else if (AddrModeOf(p.word) == AddrMode::Register) {
+      if (auto s = resolve(p.name, AddrRegister(p.word)); !s.ok()) return s;
+    }
+  }
+  if (changed) {
+    if (auto v = CheckInstruction(out, m.gen)) {
+      return RuntimeError("register_address_valid", "resolved operand", v->predicate,
+                          Cat("a valid address (", v->detail, ")"), index, inst.bytes[0],
+                          completed);
+    }
+  }
+  return out;
+}
+
+bool WaitSatisfied(const MachineState& m, const Events& e) {
+  const uint8_t mode = e.wait_mode & 0x7F;
+  const uint32_t sem = m.semaphores[e.wait_idx & 31];
+  const uint32_t v = e.semaphore_value;
+  switch (mode) {
+    case 0: return true;
+    case 1: return sem == v;
+    case 2: return sem < v;
+    case 3: return sem <= v;
+    case 4: return sem > v;
+    case 5: return sem >= v;
+    case 6:
+    case 7: return m.events[e.wait_idx & 31];
+    case 14:
+    case 15: return !m.events[e.wait_idx & 31];
+    default: return true;
+  }
+}
+
+void ApplyWaitSideEffect(MachineState& m, const Events& e) {
+  const uint8_t mode = e.wait_mode & 0x7F;
+  if (mode == 7) m.events[e.wait_idx & 31] = false;  // EVT_SET_THEN_CLEAR
+  if (mode == 15) m.events[e.wait_idx & 31] = true;  // EVT_CLEAR_THEN_SET
+}
+
+void ApplyUpdate(MachineState& m, const Events& e) {
+  const uint8_t mode = e.update_mode & 0x0F;  // the _COMPLETE forms (+16) act the same
+  const int i = e.update_idx & 31;
+  switch (mode) {
+    case 1: m.events[i] = true; break;
+    case 2: m.events[i] = false; break;
+    case 3: m.semaphores[i] += 1; break;
+    case 4: m.semaphores[i] -= 1; break;
+    case 5: m.semaphores[i] += e.semaphore_value; break;
+    case 7: m.semaphores[i] -= e.semaphore_value; break;
+    case 9: m.semaphores[i] = e.semaphore_value; break;
+    default: break;
+  }
+}
+
+std::string DeprecationWarning(const OpcodeInfo& info) {
+  std::string_view use;
+  switch (info.opcode) {
+    case Opcode::BatchNormParamLoad: use = "BatchNormParamLoad2"; break;
+    case Opcode::BatchNormGradAccumulate: use = "BatchNormGradAccumulate2"; break;
+    case Opcode::BatchNormStats: use = "BatchNormStats2"; break;
+    case Opcode::TensorScalarPtrArith: use = "TensorScalarArith with pointer immediates"; break;
+    case Opcode::TensorScalarPtrBitvec: use = "TensorScalarBitvec with pointer immediates"; break;
+    default: use = "a documented replacement (the device worker is a stub)"; break;
+  }
+  return Cat("deprecated: ", info.name, " (", Hex(static_cast<uint8_t>(info.opcode), 2),
+             ") is marked 'n'; use ", use);
+}
+
+}  // namespace
+
+absl::Status CheckForExecution(const Instruction& inst, int64_t index, Generation gen,
+                               const RunOptions& options) {
+  const Location where{index, inst.bytes[0]};
+  if (auto v = CheckInstruction(inst, gen)) return ToStatus(*v, where);
+  if (auto v = CheckExecutable(inst, gen)) return ToStatus(*v, where);
+  if (options.profile == Profile::Device && !options.roster.empty() &&
+      std::find(options.roster.begin(), options.roster.end(), inst.bytes[0]) ==
+          options.roster.end())
+    return ToStatus(MakeViolation(ErrorKind::Invalid, "opcode_in_table_set", "opcode",
+                                  Cat(inst.info().name, " (", Hex(inst.bytes[0], 2), ")"),
+                                  Cat("an opcode enabled in table set '", options.table_set, "'")),
+                    where);
+  const Operands ops = OperandsOf(inst);
+  for (int i = 0; i < ops.num_tensors; ++i) {
+    const int64_t count = ops.tensors[i].pattern.Count();
+    if (count > kMaxElementsPerOperand)
+      return ToStatus(MakeViolation(ErrorKind::Unsupported, "element_count_supported",
+                                    Cat(ops.tensors[i].name, " elements"), Cat(count),
+                                    Cat("<= ", kMaxElementsPerOperand,
+                                        " per channel (dvejit's execution limit)")),
+                      where);
+  }
+  return absl::OkStatus();
+}
+
+std::string RunReport::Summary() const {
+  std::string s = Cat("executed ", executed, " instruction", executed == 1 ? "" : "s");
+  if (!per_opcode.empty()) {
+    s += ":";
+    for (const auto& [name, n] : per_opcode) s += Cat(" ", name, "=", n);
+  }
+  s += "\n";
+  if (device_noops > 0) s += Cat("device profile: ", device_noops, " stub instruction(s) skipped\n");
+  for (const std::string& w : warnings) s += Cat("warning: ", w, "\n");
+  return s;
+}
+
+RunReport Run(Machine& machine, std::span<const Instruction> program, const RunOptions& options) {
+  RunReport report;
+  MachineState& m = machine.state();
+  // Atomicity: the whole program is checked before anything runs.
+  for (size_t i = 0; i < program.size(); ++i) {
+    if (auto s = CheckForExecution(program[i], static_cast<int64_t>(i), m.gen, options); !s.ok()) {
+      report.status = s;
+      return report;
+    }
+  }
+  for (size_t i = 0; i < program.size(); ++i) {
+    const Instruction& inst = program[i];
+    const int64_t index = static_cast<int64_t>(i);
+    const Events ev = inst.events();
+    if (!WaitSatisfied(m, ev)) {
+      if (options.strict_events) {
+        report.status = RuntimeError("event_wait_satisfiable", "wait",
+                                     Cat(WaitModeName(ev.wait_mode), ":", ev.wait_idx),
+                                     "a satisfied condition (strict events)", index, inst.bytes[0],
+                                     report.executed);
+        return report;
+      }
+    } else if (options.strict_events) {
+      ApplyWaitSideEffect(m, ev);
+    }
+    auto resolved = ResolveRegisters(inst, m, index, report.executed);
+    if (!resolved.ok()) {
+      report.status = resolved.status();
+      return report;
+    }
+    const OpcodeInfo& info = inst.info();
+    if (info.deprecated) {
+      std::string w = DeprecationWarning(info);
+      if (std::find(report.warnings.begin(), report.warnings.end(), w) == report.warnings.end())
+        report.warnings.push_back(std::move(w));
+    }
+    if (!ExecuteInstruction(*resolved, m, options.profile)) ++report.device_noops;
+    ApplyUpdate(m, ev);
+    ++report.executed;
+    ++report.per_opcode[std::string(info.name)];
+  }
+  return report;
+}
+
+}  // namespace dvejit
