@@ -93,10 +93,16 @@ void GradAccum(const Instruction& inst, MachineState& m) {
   snap.ProtectFrom(dy, dst, channels);
   const PointerOperand& p_mu = ops.pointers[0];
   const PointerOperand& p_vf = ops.pointers[1];
+  // The pointers are sources: every channel's are read before any destination is written
+  // (a destination may overlap another channel's pointer; semantics.md §2).
+  std::vector<float> mus(channels), vfs(channels);
+  for (int c = 0; c < channels; ++c) {
+    mus[c] = ReadPointerF32(m, p_mu.word, static_cast<Dtype>(p_mu.dtype), c);
+    vfs[c] = ReadPointerF32(m, p_vf.word, static_cast<Dtype>(p_vf.dtype), c);
+  }
   std::vector<float> xv(x.count), dyv(dy.count);
   for (int c = 0; c < channels; ++c) {
-    const float mu = ReadPointerF32(m, p_mu.word, static_cast<Dtype>(p_mu.dtype), c);
-    const float vf = ReadPointerF32(m, p_vf.word, static_cast<Dtype>(p_vf.dtype), c);
+    const float mu = mus[c], vf = vfs[c];
     x.GatherF32(c, xv.data());
     dy.GatherF32(c, dyv.data());
     const float vf2 = vf * vf;

@@ -28,20 +28,6 @@ uint32_t F32Bits(float f) {
 // Raw element bits sign- or zero-extended to 32 bits (semantics.md §4.2).
 uint32_t Extend(Dtype d, uint32_t raw) { return static_cast<uint32_t>(num::LoadAsInt(d, raw)); }
 
-// An exact integer saturated into an integer dtype, as raw bits.
-uint32_t SaturateInto(Dtype d, int64_t v) {
-  int64_t lo, hi;
-  switch (d) {
-    case Dtype::INT8: lo = -128; hi = 127; break;
-    case Dtype::UINT8: lo = 0; hi = 255; break;
-    case Dtype::INT16: lo = -32768; hi = 32767; break;
-    case Dtype::UINT16: lo = 0; hi = 65535; break;
-    case Dtype::INT32: lo = std::numeric_limits<int32_t>::min(); hi = std::numeric_limits<int32_t>::max(); break;
-    default: lo = 0; hi = std::numeric_limits<uint32_t>::max(); break;
-  }
-  return static_cast<uint32_t>(std::clamp(v, lo, hi));
-}
-
 // One stage of a tensor-scalar pipeline: a unary op reads only the value entering the stage.
 float ArithStage(uint8_t op, float entering, float scalar, bool reversed) {
   if (alu::IsUnary(op)) return alu::Arith(op, entering, 0.0f);
@@ -90,26 +76,38 @@ void TensorScalar(const Instruction& inst, MachineState& m) {
   const bool rev0 = s.reverse_operands & 1, rev1 = s.reverse_operands & 2;
   const int64_t count = b.src.count;
   if (inst.info().alu_class == AluClass::Bitvec) {
+    // Pointer immediates are sources: read every channel's before any destination is written
+    // (a destination may overlap another channel's pointer; semantics.md §2).
+    std::vector<uint32_t> a0(ops.channels), a1(ops.channels);
+    for (int c = 0; c < ops.channels; ++c) {
+      a0[c] = ScalarBits(m, s0, in, c);
+      a1[c] = ScalarBits(m, s1, in, c);
+    }
     std::vector<uint32_t> t(count);
     for (int c = 0; c < ops.channels; ++c) {
-      const uint32_t a0 = ScalarBits(m, s0, in, c), a1 = ScalarBits(m, s1, in, c);
       b.src.GatherRaw(c, t.data());
       for (int64_t k = 0; k < count; ++k)
-        t[k] = BitvecStage(s.op1, BitvecStage(s.op0, Extend(in, t[k]), a0, rev0), a1, rev1);
+        t[k] = BitvecStage(s.op1, BitvecStage(s.op0, Extend(in, t[k]), a0[c], rev0), a1[c], rev1);
       b.dst.ScatterRaw(c, t.data());  // truncated to the output width by the store
     }
     return;
   }
   const bool rsqrt = s.op0 == static_cast<uint8_t>(AluOp::RSQRT);
+  std::vector<float> a0(ops.channels), a1(ops.channels);
+  if (!rsqrt) {
+    for (int c = 0; c < ops.channels; ++c) {  // all pointer reads before any write
+      a0[c] = ScalarF32(m, s0, c);
+      a1[c] = ScalarF32(m, s1, c);
+    }
+  }
   std::vector<float> t(count);
   for (int c = 0; c < ops.channels; ++c) {
     b.src.GatherF32(c, t.data());
     if (rsqrt) {
       for (int64_t k = 0; k < count; ++k) t[k] = num::NRsqrt(t[k]);
     } else {
-      const float a0 = ScalarF32(m, s0, c), a1 = ScalarF32(m, s1, c);
       for (int64_t k = 0; k < count; ++k)
-        t[k] = ArithStage(s.op1, ArithStage(s.op0, t[k], a0, rev0), a1, rev1);
+        t[k] = ArithStage(s.op1, ArithStage(s.op0, t[k], a0[c], rev0), a1[c], rev1);
     }
     b.dst.ScatterF32(c, t.data());
   }
@@ -122,6 +120,13 @@ void TensorScalarCache(const Instruction& inst, MachineState& m) {
   const Scalar s0{s.imm0_src, s.imm0}, s1{s.imm1_src, s.imm1};
   const bool cumulative = inst.opcode() == Opcode::TensorScalarCacheCumulative;
   const int64_t count = b.src.count;
+  // Every channel's pointer immediates are read before any destination is written.
+  std::vector<float> a0(ops.channels), load(ops.channels);
+  for (int c = 0; c < ops.channels; ++c) {
+    a0[c] = ScalarF32(m, s0, c);
+    if (static_cast<AccumCmd>(s.accumulator_cmd) == AccumCmd::LoadAccumulate)
+      load[c] = ScalarF32(m, s1, c);
+  }
   std::vector<float> t(count);
   std::vector<float> acc_out(ops.channels);
   for (int c = 0; c < ops.channels; ++c) {
@@ -133,13 +138,12 @@ void TensorScalarCache(const Instruction& inst, MachineState& m) {
               : s.op1 == static_cast<uint8_t>(AluOp::MIN) ? INFINITY
                                                           : 0.0f;
         break;
-      case AccumCmd::LoadAccumulate: acc = ScalarF32(m, s1, c); break;
+      case AccumCmd::LoadAccumulate: acc = load[c]; break;
       default: acc = m.lanes[c].acc; break;
     }
-    const float a0 = ScalarF32(m, s0, c);
     b.src.GatherF32(c, t.data());
     for (int64_t k = 0; k < count; ++k) {
-      const float v = ArithStage(s.op0, t[k], a0, false);
+      const float v = ArithStage(s.op0, t[k], a0[c], false);
       acc = alu::Arith(s.op1, acc, v);
       t[k] = cumulative ? acc : v;
     }
@@ -214,7 +218,7 @@ void TensorTensor(const Instruction& inst, MachineState& m) {
       for (int64_t k = 0; k < count; ++k) {
         const uint32_t xa = Extend(a.dtype, x[k]), yb = Extend(bb.dtype, y[k]);
         x[k] = bitvec ? alu::Bitvec(s.op, xa, yb)
-                      : SaturateInto(dst.dtype, alu::IntegerOp(s.op, is_signed, xa, yb, m.saturate));
+                      : num::StoreFromInt(dst.dtype, alu::IntegerOp(s.op, is_signed, xa, yb, m.saturate));
       }
       dst.ScatterRaw(c, x.data());
     }
@@ -282,15 +286,7 @@ void CopyCastReciprocal(const Instruction& inst, MachineState& m) {
           t[k] = IsFloatDtype(in) ? t[k] ^ (1u << (bits - 1)) : (0u - t[k]) & width_mask;
         continue;
       }
-      if (!negate) {
-        t[k] = num::CastRaw(in, out, t[k]);
-      } else if (IsIntDtype(in)) {
-        const int64_t v = -num::LoadAsInt(in, t[k]);
-        t[k] = IsIntDtype(out) ? SaturateInto(out, v)
-                               : num::StoreFromF32(out, static_cast<float>(v));
-      } else {
-        t[k] = num::StoreFromF32(out, -num::LoadAsF32(in, t[k]));
-      }
+      t[k] = num::CastRaw(in, out, t[k], negate);
     }
     b.dst.ScatterRaw(c, t.data());
   }

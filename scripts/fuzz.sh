@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (ASan + UBSan) and runs each for SECONDS (default 60)
+# from its seed corpus. Fails on any crash or sanitizer report.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DDVEJIT_FUZZ=ON >/dev/null
+cmake --build build-fuzz -j"$(nproc)"
+for target in frontend_fuzz microcode_reader_fuzz; do
+  bin=build-fuzz/test/fuzz/$target
+  [ -x "$bin" ] || continue
+  corpus_seed=test/fuzz/corpus/${target%_fuzz}
+  [ -d "$corpus_seed" ] || corpus_seed=test/fuzz/corpus/${target%_reader_fuzz}
+  work=$(mktemp -d)
+  echo "fuzz: $target for ${seconds}s (seeds: $corpus_seed)"
+  "$bin" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 "$work" "$corpus_seed" 2>&1 | tail -n 5
+  rm -rf "$work"
+done

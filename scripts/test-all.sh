@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Every test: the unit and end-to-end suites (ctest), the CLI contract tests, the same unit
+# tests under ASan+UBSan, and the libFuzzer targets for a bounded time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+
+echo "== build (RelWithDebInfo)"
+bash scripts/build.sh
+echo "== ctest"
+ctest --test-dir build --output-on-failure -j"$jobs" --timeout 600
+
+echo "== sanitizers (ASan + UBSan)"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDVEJIT_SANITIZE=ON \
+  -DDVEJIT_BUILD_PYTHON=OFF >/dev/null
+cmake --build build-asan -j"$jobs"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900 -E '_long$'
+
+echo "== fuzz (libFuzzer, bounded)"
+bash scripts/fuzz.sh "${DVEJIT_FUZZ_SECONDS:-60}"
+echo "test-all: all suites passed"
