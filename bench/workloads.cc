@@ -1,9 +1,12 @@
 #include "bench/workloads.h"
 
+#include <cmath>
 #include <cstring>
+#include <random>
 
 #include "frontend/address.h"
 #include "frontend/structs.h"
+#include "kernels/numerics.h"
 
 namespace dvejit::workloads {
 namespace {
@@ -169,6 +172,95 @@ std::vector<Instruction> BnBackward(const BnLayout& l, Generation gen, float eps
     out.push_back(Build(Opcode::BatchNormBackProp, b));
   }
   return out;
+}
+
+BnErrors BnErrorBounds(Dtype dtype) {
+  // fp32 accumulation over up to 16384 elements; dx is rounded to its output dtype.
+  return BnErrors{1e-5, 1e-4, 1e-4, 1e-4, dtype == Dtype::BFLOAT16 ? 1e-2 : 1e-4};
+}
+
+
+BnInputs LoadBnInputs(Machine& m, const BnLayout& l, uint64_t seed) {
+  BnInputs in;
+  std::vector<double>& x = in.x;
+  std::vector<double>& dy = in.dy;
+  std::vector<double>& gamma = in.gamma;
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  const int E = l.elements, C = l.channels, es = DtypeSize(l.dtype);
+  x.assign(static_cast<size_t>(C) * E, 0);
+  dy.assign(static_cast<size_t>(C) * E, 0);
+  gamma.assign(C, 0);
+  std::vector<uint8_t> row(static_cast<size_t>(E) * es);
+  auto store = [&](uint32_t off, int c, std::vector<double>& dst, double shift, double scale) {
+    for (int k = 0; k < E; ++k) {
+      const float v = static_cast<float>(shift + scale * normal(rng));
+      const uint32_t raw = num::StoreFromF32(l.dtype, v);
+      std::memcpy(&row[static_cast<size_t>(k) * es], &raw, es);
+      dst[static_cast<size_t>(c) * E + k] = num::LoadAsF32(l.dtype, raw);
+    }
+    (void)m.Write(Space::Sbuf, c, 1, off, row, static_cast<uint32_t>(row.size()));
+  };
+  for (int c = 0; c < C; ++c) {
+    store(l.x, c, x, 0.5 * (c % 7) - 1.0, 0.5 + 0.25 * (c % 5));
+    store(l.dy, c, dy, 0.01 * (c % 3), 1.0);
+    const float g = static_cast<float>(0.5 + 0.01 * c);
+    gamma[c] = g;
+    const uint8_t* gb = reinterpret_cast<const uint8_t*>(&g);
+    (void)m.Write(Space::Sbuf, c, 1, l.gamma, std::span<const uint8_t>(gb, 4), 4);
+  }
+  return in;
+}
+
+namespace {
+float ReadF32(const Machine& m, int c, uint32_t off) {
+  float v = 0;
+  (void)m.Read(Space::Sbuf, c, 1, off, 4, std::span<uint8_t>(reinterpret_cast<uint8_t*>(&v), 4));
+  return v;
+}
+}  // namespace
+
+BnErrors CompareBnStep(const Machine& m, const BnLayout& l, const BnInputs& in, double eps) {
+  const std::vector<double>& x = in.x;
+  const std::vector<double>& dy = in.dy;
+  const std::vector<double>& gamma = in.gamma;
+  BnErrors e;
+  const int E = l.elements, es = DtypeSize(l.dtype);
+  std::vector<uint8_t> row(static_cast<size_t>(E) * es);
+  for (int c = 0; c < l.channels; ++c) {
+    const double* xc = &x[static_cast<size_t>(c) * E];
+    const double* dyc = &dy[static_cast<size_t>(c) * E];
+    double mean = 0, var = 0;
+    for (int k = 0; k < E; ++k) mean += xc[k];
+    mean /= E;
+    for (int k = 0; k < E; ++k) var += (xc[k] - mean) * (xc[k] - mean);
+    var /= E;
+    const double vf = 1.0 / std::sqrt(var + eps);
+    double sdy = 0, sdyx = 0, abs_dy = 0, abs_dyx = 0;
+    for (int k = 0; k < E; ++k) {
+      const double xh = (xc[k] - mean) * vf;
+      sdy += dyc[k];
+      sdyx += dyc[k] * xh;
+      abs_dy += std::fabs(dyc[k]);
+      abs_dyx += std::fabs(dyc[k] * xh);
+    }
+    e.mean = std::max(e.mean, std::fabs(ReadF32(m, c, l.mean) - mean) / (std::fabs(mean) + std::sqrt(var)));
+    e.var = std::max(e.var, std::fabs(ReadF32(m, c, l.mean + 4) - var) / var);
+    e.dbeta = std::max(e.dbeta, std::fabs(ReadF32(m, c, l.sums) - sdy) / abs_dy);
+    e.dgamma = std::max(e.dgamma, std::fabs(ReadF32(m, c, l.sums + 4) - sdyx) / abs_dyx);
+    (void)m.Read(Space::Sbuf, c, 1, l.dx, static_cast<uint32_t>(row.size()), row);
+    double max_ref = 0, max_err = 0;
+    for (int k = 0; k < E; ++k) {
+      const double xh = (xc[k] - mean) * vf;
+      const double ref = gamma[c] * vf / E * (E * dyc[k] - sdy - xh * sdyx);
+      uint32_t raw = 0;
+      std::memcpy(&raw, &row[static_cast<size_t>(k) * es], es);
+      max_ref = std::max(max_ref, std::fabs(ref));
+      max_err = std::max(max_err, std::fabs(num::LoadAsF32(l.dtype, raw) - ref));
+    }
+    e.dx = std::max(e.dx, max_err / max_ref);
+  }
+  return e;
 }
 
 }  // namespace dvejit::workloads

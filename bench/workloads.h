@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "frontend/instruction.h"
+#include "runtime/machine.h"
 
 namespace dvejit::workloads {
 
@@ -42,5 +43,20 @@ std::vector<Instruction> BnBackward(const BnLayout& l, Generation gen, float eps
 
 // Record builders (immediate SBUF addresses; channel c in partition first_partition + c).
 uint32_t Sbuf(uint32_t partition, uint32_t offset, Generation gen);
+
+// Host side of the batch-norm step: random inputs and the float64 reference.
+struct BnInputs {
+  std::vector<double> x, dy;  // channels × elements, the values as stored (after rounding)
+  std::vector<double> gamma;  // per channel
+};
+// Writes x, dy (in the layout's dtype) and γ for every channel from a fixed seed.
+BnInputs LoadBnInputs(Machine& m, const BnLayout& l, uint64_t seed);
+// Relative errors against float64 batch norm, each the maximum over channels: mean (relative
+// to |mean| + std), var, dβ = s0 and dγ = s1 (relative to Σ|terms|), dx (relative to max |dx|).
+struct BnErrors {
+  double mean = 0, var = 0, dbeta = 0, dgamma = 0, dx = 0;
+};
+BnErrors CompareBnStep(const Machine& m, const BnLayout& l, const BnInputs& in, double eps);
+BnErrors BnErrorBounds(Dtype dtype);
 
 }  // namespace dvejit::workloads

@@ -138,9 +138,8 @@ absl::Status CheckForExecution(const Instruction& inst, int64_t index, Generatio
   const Location where{index, inst.bytes[0]};
   if (auto v = CheckInstruction(inst, gen)) return ToStatus(*v, where);
   if (auto v = CheckExecutable(inst, gen)) return ToStatus(*v, where);
-  if (options.profile == Profile::Device && !options.roster.empty() &&
-      std::find(options.roster.begin(), options.roster.end(), inst.bytes[0]) ==
-          options.roster.end())
+  if (options.profile == Profile::Device && options.roster &&
+      !options.roster->test(inst.bytes[0]))
     return ToStatus(MakeViolation(ErrorKind::Invalid, "opcode_in_table_set", "opcode",
                                   Cat(inst.info().name, " (", Hex(inst.bytes[0], 2), ")"),
                                   Cat("an opcode enabled in table set '", options.table_set, "'")),
@@ -166,11 +165,25 @@ std::string RunReport::Summary() const {
   }
   s += "\n";
   if (device_noops > 0) s += Cat("device profile: ", device_noops, " stub instruction(s) skipped\n");
+  if (issued_steps > 0) s += Cat("microcode: ", issued_steps, " micro-steps issued\n");
   for (const std::string& w : warnings) s += Cat("warning: ", w, "\n");
   return s;
 }
 
-RunReport Run(Machine& machine, std::span<const Instruction> program, const RunOptions& options) {
+std::string RunReport::TraceText() const {
+  std::string s;
+  for (const TraceEntry& t : trace) {
+    const OpcodeInfo* info = LookupOpcode(t.opcode);
+    s += Cat("#", t.index, " ", info ? info->name : "?", " (", Hex(t.opcode, 2), ")");
+    if (t.fast_row >= 0)
+      s += Cat(" fast_row=", t.fast_row, " slow_row=", t.slow_row, " issued_steps=", t.issued_steps);
+    if (t.skipped) s += " skipped (device stub)";
+    s += "\n";
+  }
+  return s;
+}
+
+RunReport RunProgram(Machine& machine, std::span<const Instruction> program, const RunOptions& options) {
   RunReport report;
   MachineState& m = machine.state();
   // Atomicity: the whole program is checked before anything runs.
@@ -206,8 +219,19 @@ RunReport Run(Machine& machine, std::span<const Instruction> program, const RunO
       if (std::find(report.warnings.begin(), report.warnings.end(), w) == report.warnings.end())
         report.warnings.push_back(std::move(w));
     }
-    if (!ExecuteInstruction(*resolved, m, options.profile)) ++report.device_noops;
+    const bool executed = ExecuteInstruction(*resolved, m, options.profile);
+    if (!executed) ++report.device_noops;
     ApplyUpdate(m, ev);
+    TraceEntry t{index, inst.bytes[0], !executed};
+    if (options.tables != nullptr) {
+      if (auto steps = ucode::MicrostepsOf(*options.tables, inst.bytes[0]); steps.ok()) {
+        t.fast_row = steps->fast_row;
+        t.slow_row = static_cast<int64_t>(steps->slow_row);
+        t.issued_steps = steps->issued_steps;
+        report.issued_steps += steps->issued_steps;
+      }
+    }
+    if (options.trace) report.trace.push_back(t);
     ++report.executed;
     ++report.per_opcode[std::string(info.name)];
   }

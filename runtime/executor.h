@@ -3,14 +3,17 @@
 // Produces the run report (validation.md §1 atomicity, §4 profiles; semantics.md §9 events).
 #pragma once
 
+#include <bitset>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "frontend/instruction.h"
+#include "frontend/microcode.h"
 #include "kernels/interpreter.h"
 #include "runtime/machine.h"
 
@@ -19,9 +22,23 @@ namespace dvejit {
 struct RunOptions {
   Profile profile = Profile::Contract;
   bool strict_events = false;  // an unsatisfied wait is a runtime error
-  // Opcodes enabled by the active microcode table set (device profile only); empty = all.
-  std::vector<uint8_t> roster;
+  // The active microcode table set (microcode.md §4): its roster is enforced under the device
+  // profile (`opcode_in_table_set`); `tables`, when a directory was read, gives each executed
+  // instruction's fast row, slow row and issued micro-steps in the trace.
+  std::optional<std::bitset<256>> roster;
   std::string table_set = "default";
+  const ucode::TableSet* tables = nullptr;
+  bool trace = false;
+};
+
+// One executed instruction, as the trace reports it.
+struct TraceEntry {
+  int64_t index = 0;
+  uint8_t opcode = 0;
+  bool skipped = false;     // a device-profile stub
+  int64_t fast_row = -1;    // -1: no table directory
+  int64_t slow_row = -1;
+  int64_t issued_steps = -1;
 };
 
 struct RunReport {
@@ -30,7 +47,10 @@ struct RunReport {
   std::map<std::string, int64_t> per_opcode;  // by opcode name
   std::vector<std::string> warnings;          // each distinct warning once
   int64_t device_noops = 0;      // ImmLd/PtrMulti skipped under the device profile
+  int64_t issued_steps = 0;      // micro-steps issued, when a table directory is active
+  std::vector<TraceEntry> trace; // with RunOptions::trace
   std::string Summary() const;   // the short report `dvejit run` prints
+  std::string TraceText() const; // one line per executed instruction
 };
 
 // Largest element count of one operand in one channel that dvejit executes; patterns with
@@ -43,6 +63,7 @@ inline constexpr int64_t kMaxElementsPerOperand = int64_t{1} << 24;
 absl::Status CheckForExecution(const Instruction& inst, int64_t index, Generation gen,
                                const RunOptions& options);
 
-RunReport Run(Machine& machine, std::span<const Instruction> program, const RunOptions& options);
+RunReport RunProgram(Machine& machine, std::span<const Instruction> program,
+                     const RunOptions& options);
 
 }  // namespace dvejit

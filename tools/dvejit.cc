@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@
 #include "frontend/assembler.h"
 #include "frontend/diag.h"
 #include "frontend/disassembler.h"
+#include "frontend/microcode.h"
 #include "frontend/strcat.h"
 #include "frontend/validate.h"
 #include "runtime/executor.h"
@@ -49,6 +51,18 @@ bool ParseU64(std::string_view s, uint64_t* out) {
 
 bool IsHelp(std::string_view a) { return a == "--help" || a == "-h"; }
 
+// A program file over kMaxProgramBytes is refused from its size, before any of it is read
+// (reading it would take seconds and twice its size in memory only to fail). Returns 0 when
+// the size is fine or unknown (the read then reports unreadable files).
+int CheckProgramSize(const std::string& path) {
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec || size <= kMaxProgramBytes) return kOk;
+  std::cerr << "dvejit: " << path << ": " << size << " bytes, more than the " << kMaxProgramBytes
+            << " a program file may have\n";
+  return kUsage;
+}
+
 // Parses `--gen G`; returns false on a bad value.
 bool TakeGen(const std::vector<std::string>& args, size_t& i, Generation* gen) {
   if (i + 1 >= args.size()) return false;
@@ -72,12 +86,19 @@ constexpr char kRunHelp[] =
     "usage: dvejit run PROGRAM [--gen GEN] [--profile contract|device] [--preload-recip]\n"
     "                  [--reg N=VALUE]... [--load SPACE:P:OFF=FILE.npy]...\n"
     "                  [--dump SPACE:P:OFF:DTYPE:ROWSxCOLS=FILE.npy]... [--strict-events]\n"
+    "                  [--ucode DIR] [--table-set NAME] [--trace]\n"
     "  PROGRAM   binary stream (64-byte records) or assembly text; GEN defaults to cayman\n"
     "  --load    a 1-D or 2-D .npy array of any dtype; row r's raw bytes go to partition P+r\n"
     "            at byte offset OFF (decimal or 0x-hex) of SPACE (sbuf or psum), before the run\n"
     "  --dump    after the run, ROWS partitions from P, COLS elements of DTYPE from OFF, saved as\n"
     "            a ROWSxCOLS .npy (bf16 as uint16 bits, fp8 as uint8 bits). DTYPE: fp32 fp16\n"
     "            bf16 fp8e3 fp8e4 fp8e5 int8 uint8 int16 uint16 int32 uint32\n"
+    "  --ucode DIR        a microcode table directory (dve_info.json + blobs); the trace then\n"
+    "                     shows each instruction's fast row, slow row and issued micro-steps\n"
+    "  --table-set NAME   the active table set (default 'default'; 'saturate' makes integer ALU\n"
+    "                     arithmetic clamp). Under --profile device an opcode the set disables is\n"
+    "                     rejected (opcode_in_table_set); without --ucode the built-in rosters apply\n"
+    "  --trace            print one line per executed instruction to stderr\n"
     "Exit 0 on success, 1 on an invalid program or runtime error (dumps are not written),\n"
     "2 on usage errors. A run report goes to stderr.\n";
 constexpr char kMainHelp[] =
@@ -103,6 +124,7 @@ int CmdAsm(const std::vector<std::string>& args) {
     else return UsageError(Cat("unexpected argument '", args[i], "'"), kAsmHelp);
   }
   if (in.empty() || out.empty()) return UsageError("asm needs IN.s and -o OUT.bin", kAsmHelp);
+  if (int rc = CheckProgramSize(in); rc != kOk) return rc;
   auto text = ReadFileBytes(in, kMaxProgramBytes);
   if (!text.ok()) return ReportError(text.status());
   auto prog = Assemble(std::string_view(reinterpret_cast<const char*>(text->data()), text->size()), gen);
@@ -126,6 +148,7 @@ int CmdDis(const std::vector<std::string>& args) {
     else return UsageError(Cat("unexpected argument '", args[i], "'"), kDisHelp);
   }
   if (in.empty()) return UsageError("dis needs IN.bin", kDisHelp);
+  if (int rc = CheckProgramSize(in); rc != kOk) return rc;
   auto bytes = ReadFileBytes(in, kMaxProgramBytes);
   if (!bytes.ok()) return ReportError(bytes.status());
   auto prog = DecodeStream(*bytes);
@@ -145,6 +168,7 @@ int CmdValidate(const std::vector<std::string>& args) {
     else return UsageError(Cat("unexpected argument '", args[i], "'"), kValidateHelp);
   }
   if (in.empty()) return UsageError("validate needs a program file", kValidateHelp);
+  if (int rc = CheckProgramSize(in); rc != kOk) return rc;
   auto prog = LoadProgram(in, gen);
   if (!prog.ok()) return ReportError(prog.status());
   if (auto s = ValidateProgram(*prog, gen); !s.ok()) return ReportError(s);
@@ -211,6 +235,7 @@ int CmdRun(const std::vector<std::string>& args) {
   std::vector<std::pair<int, uint32_t>> regs;
   std::vector<std::pair<RegionSpec, std::string>> loads;
   std::vector<DumpSpec> dumps;
+  std::string ucode_dir;
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&]() -> std::optional<std::string> {
@@ -229,6 +254,16 @@ int CmdRun(const std::vector<std::string>& args) {
       preload = true;
     } else if (a == "--strict-events") {
       options.strict_events = true;
+    } else if (a == "--trace") {
+      options.trace = true;
+    } else if (a == "--ucode") {
+      auto v = value();
+      if (!v) return UsageError("--ucode needs a table directory", kRunHelp);
+      ucode_dir = *v;
+    } else if (a == "--table-set") {
+      auto v = value();
+      if (!v || v->empty()) return UsageError("--table-set needs a set name", kRunHelp);
+      options.table_set = *v;
     } else if (a == "--reg") {
       auto v = value();
       const size_t eq = v ? v->find('=') : std::string::npos;
@@ -289,7 +324,23 @@ int CmdRun(const std::vector<std::string>& args) {
   }
   if (program.empty()) return UsageError("run needs a PROGRAM", kRunHelp);
 
+  // The microcode table set: roster (device profile), saturate, trace rows.
+  std::optional<ucode::TableDir> tables;
+  if (!ucode_dir.empty()) {
+    auto dir = ucode::ReadTableDir(ucode_dir, ucode::UcodeGenOf(gen));
+    if (!dir.ok()) return ReportError(dir.status());
+    tables = std::move(*dir);
+    options.tables = tables->Find(options.table_set);
+    if (options.tables == nullptr)
+      return UsageError(Cat("--table-set '", options.table_set, "' is not in ", ucode_dir), kRunHelp);
+  }
+  auto roster = ucode::ResolveRoster(ucode::UcodeGenOf(gen), options.table_set,
+                                     tables ? &*tables : nullptr);
+  if (!roster.ok()) return UsageError(Cat(roster.status().message()), kRunHelp);
+  if (options.profile == Profile::Device) options.roster = roster->enabled;
+
   Machine machine(gen);
+  machine.state().saturate = roster->saturate;
   // Dumps are checked against the geometry before anything runs.
   for (const DumpSpec& d : dumps) {
     const uint64_t bytes = static_cast<uint64_t>(d.cols) * DtypeSize(d.dtype);
@@ -303,6 +354,7 @@ int CmdRun(const std::vector<std::string>& args) {
                             " active bytes per partition, 128 partitions)"),
                         "");
   }
+  if (int rc = CheckProgramSize(program); rc != kOk) return rc;
   auto prog = LoadProgram(program, gen);
   if (!prog.ok()) return ReportError(prog.status());
   if (preload) machine.PreloadReciprocals();
@@ -324,8 +376,8 @@ int CmdRun(const std::vector<std::string>& args) {
         !s.ok())
       return UsageError(Cat("--load ", path, ": ", s.message()), "");
   }
-  const RunReport report = Run(machine, *prog, options);
-  std::cerr << report.Summary();
+  const RunReport report = RunProgram(machine, *prog, options);
+  std::cerr << report.TraceText() << report.Summary();
   if (!report.status.ok()) return ReportError(report.status);
   for (const DumpSpec& d : dumps) {
     NpyArray a;
