@@ -197,22 +197,21 @@ RunReport RunProgram(Machine& machine, std::span<const Instruction> program, con
     const Instruction& inst = program[i];
     const int64_t index = static_cast<int64_t>(i);
     const Events ev = inst.events();
-    if (!WaitSatisfied(m, ev)) {
-      if (options.strict_events) {
-        report.status = RuntimeError("event_wait_satisfiable", "wait",
-                                     Cat(WaitModeName(ev.wait_mode), ":", ev.wait_idx),
-                                     "a satisfied condition (strict events)", index, inst.bytes[0],
-                                     report.executed);
-        return report;
-      }
-    } else if (options.strict_events) {
-      ApplyWaitSideEffect(m, ev);
+    const bool satisfied = WaitSatisfied(m, ev);
+    if (!satisfied && options.strict_events) {
+      report.status = RuntimeError("event_wait_satisfiable", "wait",
+                                   Cat(WaitModeName(ev.wait_mode), ":", ev.wait_idx),
+                                   "a satisfied condition (strict events)", index, inst.bytes[0],
+                                   report.executed);
+      return report;
     }
     auto resolved = ResolveRegisters(inst, m, index, report.executed);
     if (!resolved.ok()) {
       report.status = resolved.status();
       return report;
     }
+    // Nothing can fail past this point: the wait's own side effect may now happen.
+    if (satisfied && options.strict_events) ApplyWaitSideEffect(m, ev);
     const OpcodeInfo& info = inst.info();
     if (info.deprecated) {
       std::string w = DeprecationWarning(info);
