@@ -825,13 +825,23 @@ class Checker {
   std::optional<Violation> failure_;
 };
 
+// An Instruction built from raw bytes (not through Decode) may carry an unlisted opcode byte:
+// report it as a decode error rather than dereferencing a missing table row.
+std::optional<Violation> UnlistedOpcode(const Instruction& inst) {
+  if (LookupOpcode(inst.bytes[0]) != nullptr) return std::nullopt;
+  return MakeViolation(ErrorKind::Decode, "", "opcode", Hex(inst.bytes[0], 2),
+                       "an opcode listed in encoding.md section 8");
+}
+
 }  // namespace
 
 std::optional<Violation> CheckInstruction(const Instruction& inst, Generation gen) {
+  if (auto v = UnlistedOpcode(inst)) return v;
   return Checker(inst, gen).Run();
 }
 
 std::optional<Violation> CheckExecutable(const Instruction& inst, Generation gen) {
+  if (auto v = UnlistedOpcode(inst)) return v;
   const Operands ops = OperandsOf(inst);
   for (int i = 0; i < ops.num_tensors; ++i) {
     const TensorOperand& t = ops.tensors[i];
