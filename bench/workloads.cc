@@ -1,7 +1,9 @@
 #include "bench/workloads.h"
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
+#include <string_view>
 #include <random>
 
 #include "frontend/address.h"
@@ -172,6 +174,89 @@ std::vector<Instruction> BnBackward(const BnLayout& l, Generation gen, float eps
     out.push_back(Build(Opcode::BatchNormBackProp, b));
   }
   return out;
+}
+
+template <int D>
+TensorPattern<D> Row(uint32_t offset, uint16_t count, Generation gen) {
+  TensorPattern<D> t{};
+  t.addr = Sbuf(0, offset, gen);
+  t.num[0] = count;
+  t.step[0] = 1;
+  for (int d = 1; d < D; ++d) t.num[d] = 1;
+  return t;
+}
+
+
+std::vector<Instruction> TiledOpProgram(std::string_view op, int channels, int elements, Dtype dt,
+                                        Generation gen) {
+  std::vector<Instruction> p;
+  const int tile = op == "Stats2" ? 512 : std::min(elements, 4096);
+  const int es = DtypeSize(dt);
+  for (int base = 0; base < elements; base += tile) {
+    const uint32_t off = static_cast<uint32_t>(base * es);
+    const auto n = static_cast<uint16_t>(tile);
+    if (op == "Stats2") {
+      S4D2_BN s{};
+      s.src = Row<4>(kX + off, n, gen);
+      s.in_dtype = D(dt);
+      s.out_dtype = D(Dtype::FP32);
+      s.num_active_channels = static_cast<uint8_t>(channels);
+      s.even_count = s.odd_count = tile / 2.0f;
+      s.dst = Row<2>(kOut + base / tile * 24, 6, gen);
+      p.push_back(Build(Opcode::BatchNormStats2, s));
+    } else if (op == "GradAccum2") {
+      S3S3D1_BN2 g{};
+      g.imm0 = Sbuf(0, kScalars, gen);
+      g.imm1 = Sbuf(0, kScalars + 4, gen);
+      g.src0 = Row<3>(kX + off, n, gen);
+      g.src1 = Row<3>(kDy + off, n, gen);
+      g.dst = Row<1>(kOut + base / tile * 12, 3, gen);
+      g.in_dtypes = static_cast<uint8_t>(D(dt) | D(dt) << 4);
+      g.imm_out_dtypes = static_cast<uint8_t>(D(Dtype::FP32) | D(Dtype::FP32) << 4);
+      g.imm_srcs = 0x11;
+      g.num_active_channels = static_cast<uint8_t>(channels);
+      p.push_back(Build(Opcode::BatchNormGradAccumulate2, g));
+    } else if (op == "BackProp") {
+      S3S3D3_TT b{};
+      b.in_dtypes = static_cast<uint8_t>(D(dt) | D(dt) << 4);
+      b.out_dtype = D(dt);
+      b.num_active_channels = static_cast<uint8_t>(channels);
+      b.src0 = Row<3>(kX + off, n, gen);
+      b.src1 = Row<3>(kDy + off, n, gen);
+      b.dst = Row<3>(kOut + off, n, gen);
+      p.push_back(Build(Opcode::BatchNormBackProp, b));
+    } else if (op == "TensorScalar") {
+      S3D3_TS t{};
+      t.src = Row<3>(kX + off, n, gen);
+      t.dst = Row<3>(kOut + off, n, gen);
+      t.in_dtype = t.out_dtype = D(dt);
+      t.num_active_channels = static_cast<uint8_t>(channels);
+      t.op0 = static_cast<uint8_t>(AluOp::MULT);
+      t.op1 = static_cast<uint8_t>(AluOp::ADD);
+      const float a = 1.5f, b = -0.25f;
+      std::memcpy(&t.imm0, &a, 4);
+      std::memcpy(&t.imm1, &b, 4);
+      p.push_back(Build(Opcode::TensorScalarArith, t));
+    } else if (op == "TensorTensor") {
+      S3S3D3_TT t{};
+      t.in_dtypes = static_cast<uint8_t>(D(dt) | D(dt) << 4);
+      t.out_dtype = D(dt);
+      t.op = static_cast<uint8_t>(AluOp::ADD);
+      t.num_active_channels = static_cast<uint8_t>(channels);
+      t.src0 = Row<3>(kX + off, n, gen);
+      t.src1 = Row<3>(kDy + off, n, gen);
+      t.dst = Row<3>(kOut + off, n, gen);
+      p.push_back(Build(Opcode::TensorTensorArith, t));
+    } else {  // Reciprocal
+      S4D4_TR r{};
+      r.src = Row<4>(kX + off, n, gen);
+      r.dst = Row<4>(kOut + off, n, gen);
+      r.in_dtype = r.out_dtype = D(dt);
+      r.num_active_channels = static_cast<uint8_t>(channels);
+      p.push_back(Build(Opcode::Reciprocal, r));
+    }
+  }
+  return p;
 }
 
 BnErrors BnErrorBounds(Dtype dtype) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "frontend/instruction.h"
@@ -40,6 +41,13 @@ std::vector<Instruction> BnForward(const BnLayout& l, Generation gen);
 // Backward chain: vf = rsqrt(var + eps), GradAccum2 per tile, TensorTensor adds of the tile
 // sums, A = γ·vf/N, ParamLoad2, BackProp per tile.
 std::vector<Instruction> BnBackward(const BnLayout& l, Generation gen, float eps);
+
+// One op over `channels` × `elements` in tiles (Stats2: 512, others: up to 4096 elements per
+// instruction): op is Stats2, GradAccum2, BackProp, TensorScalar (x·1.5 − 0.25), TensorTensor
+// (x + dy) or Reciprocal. x at 0, dy at kDy, results at kOut, scalars at kScalars.
+inline constexpr uint32_t kX = 0, kDy = 64 << 10, kOut = 128 << 10, kScalars = 192 << 10;
+std::vector<Instruction> TiledOpProgram(std::string_view op, int channels, int elements, Dtype dt,
+                                        Generation gen);
 
 // Record builders (immediate SBUF addresses; channel c in partition first_partition + c).
 uint32_t Sbuf(uint32_t partition, uint32_t offset, Generation gen);

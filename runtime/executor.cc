@@ -8,6 +8,7 @@
 #include "frontend/operands.h"
 #include "frontend/strcat.h"
 #include "frontend/validate.h"
+#include "runtime/jit_tier.h"
 
 namespace dvejit {
 namespace {
@@ -164,7 +165,11 @@ absl::Status CheckForExecution(const Instruction& inst, int64_t index, Generatio
 }
 
 std::string RunReport::Summary() const {
-  std::string s = Cat("executed ", executed, " instruction", executed == 1 ? "" : "s");
+  std::string s = Cat("executed ", executed, " instruction", executed == 1 ? "" : "s", " (", tier);
+  if (tier == "jit")
+    s += Cat(", ", jit_compiled_instructions, " compiled, ",
+             jit_cache_hit ? "cache hit" : Cat("compiled in ", static_cast<int64_t>(jit_compile_ms), " ms"));
+  s += ")";
   if (!per_opcode.empty()) {
     s += ":";
     for (const auto& [name, n] : per_opcode) s += Cat(" ", name, "=", n);
@@ -173,6 +178,7 @@ std::string RunReport::Summary() const {
   if (device_noops > 0) s += Cat("device profile: ", device_noops, " stub instruction(s) skipped\n");
   if (issued_steps > 0) s += Cat("microcode: ", issued_steps, " micro-steps issued\n");
   for (const std::string& w : warnings) s += Cat("warning: ", w, "\n");
+  for (const std::string& n : tier_notes) s += Cat("tier: ", n, "\n");
   return s;
 }
 
@@ -189,6 +195,97 @@ std::string RunReport::TraceText() const {
   return s;
 }
 
+namespace {
+
+// The report's view of one completed instruction (both tiers).
+void Account(RunReport& report, const Instruction& inst, int64_t index, bool executed,
+             const RunOptions& options) {
+  const OpcodeInfo& info = inst.info();
+  if (info.deprecated) {
+    std::string w = DeprecationWarning(info);
+    if (std::find(report.warnings.begin(), report.warnings.end(), w) == report.warnings.end())
+      report.warnings.push_back(std::move(w));
+  }
+  if (!executed) ++report.device_noops;
+  ++report.executed;
+  ++report.per_opcode[std::string(info.name)];
+  TraceEntry t{index, inst.bytes[0], !executed};
+  if (options.tables != nullptr) {
+    if (auto steps = ucode::MicrostepsOf(*options.tables, inst.bytes[0]); steps.ok()) {
+      t.fast_row = steps->fast_row;
+      t.slow_row = static_cast<int64_t>(steps->slow_row);
+      t.issued_steps = steps->issued_steps;
+      report.issued_steps += steps->issued_steps;
+    }
+  }
+  if (options.trace) report.trace.push_back(t);
+}
+
+// What compiled code needs to run an instruction through the interpreter.
+struct InterpContext {
+  MachineState* m;
+  const std::vector<Instruction>* program;
+  Profile profile;
+  std::vector<uint8_t> skipped;  // device-profile stubs
+};
+void InterpCallback(void* c, int32_t k) {
+  auto* ctx = static_cast<InterpContext*>(c);
+  const Instruction& inst = (*ctx->program)[k];
+  if (!ExecuteInstruction(inst, *ctx->m, ctx->profile)) ctx->skipped[k] = 1;
+  ApplyUpdate(*ctx->m, inst.events());
+}
+
+// Tier 1. Returns false (with a note) when the stream must run interpreted instead.
+bool RunCompiled(Machine& machine, std::span<const Instruction> program, const RunOptions& options,
+                 RunReport& report) {
+  MachineState& m = machine.state();
+  if (options.strict_events) {
+    report.tier_notes.push_back("strict events: interpreted");
+    return false;
+  }
+  // Registers are only written by the host, so every address resolves up front; any failure is
+  // reported by the interpreter at its exact position.
+  std::vector<Instruction> resolved;
+  resolved.reserve(program.size());
+  for (size_t i = 0; i < program.size(); ++i) {
+    auto r = ResolveRegisters(program[i], m, static_cast<int64_t>(i), 0);
+    if (!r.ok()) return false;
+    resolved.push_back(*r);
+  }
+  JitTier& tier = JitTier::Global();
+  if (options.tier == ExecutionTier::Auto && tier.CountRun(resolved, m.gen) == 0) {
+    report.tier_notes.push_back("auto: first run interpreted; compiled when the stream repeats");
+    return false;
+  }
+  bool hit = false;
+  auto compiled = tier.Get(resolved, m.gen, &hit, options.jit_fuse);
+  if (!compiled.ok()) {
+    report.tier_notes.push_back(Cat("jit failed, interpreted: ", compiled.status().message()));
+    return false;
+  }
+  const CompiledStream& cs = **compiled;
+  std::vector<uint64_t> args(cs.args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ir::Function::ArgSource& a = cs.args[i];
+    uint32_t word;
+    std::memcpy(&word, resolved[a.instruction].bytes.data() + a.byte_offset, 4);
+    args[i] = a.is_address ? reinterpret_cast<uint64_t>(m.At(word, 0)) : word;
+  }
+  InterpContext ctx{&m, &resolved, options.profile, std::vector<uint8_t>(resolved.size(), 0)};
+  const jit::RtTable& rt = jit::DefaultRtTable(&InterpCallback);
+  cs.fn(args.data(), &m, &rt, &ctx);
+  for (size_t i = 0; i < resolved.size(); ++i)
+    Account(report, program[i], static_cast<int64_t>(i), ctx.skipped[i] == 0, options);
+  report.tier = "jit";
+  report.jit_cache_hit = hit;
+  report.jit_compile_ms = hit ? 0 : cs.compile_ms;
+  report.jit_compiled_instructions = cs.compiled_instructions;
+  for (const std::string& r : cs.fallback_reasons) report.tier_notes.push_back(Cat("interpreted ", r));
+  return true;
+}
+
+}  // namespace
+
 RunReport RunProgram(Machine& machine, std::span<const Instruction> program, const RunOptions& options) {
   RunReport report;
   MachineState& m = machine.state();
@@ -199,6 +296,8 @@ RunReport RunProgram(Machine& machine, std::span<const Instruction> program, con
       return report;
     }
   }
+  if (options.tier != ExecutionTier::Interp && RunCompiled(machine, program, options, report))
+    return report;
   for (size_t i = 0; i < program.size(); ++i) {
     const Instruction& inst = program[i];
     const int64_t index = static_cast<int64_t>(i);
@@ -218,27 +317,9 @@ RunReport RunProgram(Machine& machine, std::span<const Instruction> program, con
     }
     // Nothing can fail past this point: the wait's own side effect may now happen.
     if (satisfied && options.strict_events) ApplyWaitSideEffect(m, ev);
-    const OpcodeInfo& info = inst.info();
-    if (info.deprecated) {
-      std::string w = DeprecationWarning(info);
-      if (std::find(report.warnings.begin(), report.warnings.end(), w) == report.warnings.end())
-        report.warnings.push_back(std::move(w));
-    }
     const bool executed = ExecuteInstruction(*resolved, m, options.profile);
-    if (!executed) ++report.device_noops;
     ApplyUpdate(m, ev);
-    TraceEntry t{index, inst.bytes[0], !executed};
-    if (options.tables != nullptr) {
-      if (auto steps = ucode::MicrostepsOf(*options.tables, inst.bytes[0]); steps.ok()) {
-        t.fast_row = steps->fast_row;
-        t.slow_row = static_cast<int64_t>(steps->slow_row);
-        t.issued_steps = steps->issued_steps;
-        report.issued_steps += steps->issued_steps;
-      }
-    }
-    if (options.trace) report.trace.push_back(t);
-    ++report.executed;
-    ++report.per_opcode[std::string(info.name)];
+    Account(report, inst, index, executed, options);
   }
   return report;
 }

@@ -19,7 +19,14 @@
 
 namespace dvejit {
 
+// Tier 0 interprets; tier 1 runs the stream compiled by the JIT; `auto` interprets a stream the
+// first time and compiles it when it repeats. A stream (or instruction) the JIT cannot compile
+// runs interpreted, with the reason in the report.
+enum class ExecutionTier : uint8_t { Interp, Jit, Auto };
+
 struct RunOptions {
+  ExecutionTier tier = ExecutionTier::Interp;
+  bool jit_fuse = true;  // false: every instruction compiled on its own (benchmark baseline)
   Profile profile = Profile::Contract;
   bool strict_events = false;  // an unsatisfied wait is a runtime error
   // The active microcode table set (microcode.md §4): its roster is enforced under the device
@@ -49,6 +56,11 @@ struct RunReport {
   int64_t device_noops = 0;      // ImmLd/PtrMulti skipped under the device profile
   int64_t issued_steps = 0;      // micro-steps issued, when a table directory is active
   std::vector<TraceEntry> trace; // with RunOptions::trace
+  std::string tier = "interp";   // the tier that ran the stream: interp or jit
+  std::vector<std::string> tier_notes;  // why the JIT did not run (parts of) the stream
+  bool jit_cache_hit = false;
+  double jit_compile_ms = 0;
+  int jit_compiled_instructions = 0;
   std::string Summary() const;   // the short report `dvejit run` prints
   std::string TraceText() const; // one line per executed instruction
 };

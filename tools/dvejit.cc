@@ -16,9 +16,12 @@
 #include "frontend/microcode.h"
 #include "frontend/strcat.h"
 #include "frontend/validate.h"
+#include "frontend/operands.h"
 #include "runtime/executor.h"
+#include "runtime/jit_tier.h"
 #include "runtime/machine.h"
 #include "runtime/npy.h"
+#include "tools/bench_command.h"
 #include "tools/program_io.h"
 #include "tools/train_step.h"
 #include "tools/ucode_command.h"
@@ -86,7 +89,7 @@ constexpr char kRunHelp[] =
     "usage: dvejit run PROGRAM [--gen GEN] [--profile contract|device] [--preload-recip]\n"
     "                  [--reg N=VALUE]... [--load SPACE:P:OFF=FILE.npy]...\n"
     "                  [--dump SPACE:P:OFF:DTYPE:ROWSxCOLS=FILE.npy]... [--strict-events]\n"
-    "                  [--ucode DIR] [--table-set NAME] [--trace]\n"
+    "                  [--ucode DIR] [--table-set NAME] [--trace] [--tier interp|jit|auto]\n"
     "  PROGRAM   binary stream (64-byte records) or assembly text; GEN defaults to cayman\n"
     "  --load    a 1-D or 2-D .npy array of any dtype; row r's raw bytes go to partition P+r\n"
     "            at byte offset OFF (decimal or 0x-hex) of SPACE (sbuf or psum), before the run\n"
@@ -99,8 +102,14 @@ constexpr char kRunHelp[] =
     "                     arithmetic clamp). Under --profile device an opcode the set disables is\n"
     "                     rejected (opcode_in_table_set); without --ucode the built-in rosters apply\n"
     "  --trace            print one line per executed instruction to stderr\n"
+    "  --tier T           interp (tier 0), jit (compile the stream with LLVM), or auto (default:\n"
+    "                     interpret a stream the first time, compile it when it repeats)\n"
     "Exit 0 on success, 1 on an invalid program or runtime error (dumps are not written),\n"
     "2 on usage errors. A run report goes to stderr.\n";
+constexpr char kIrHelp[] =
+    "usage: dvejit ir PROGRAM [--gen GEN]\n"
+    "Prints the stream's IR as lowered, then after the passes (channel independence, lane-state\n"
+    "forwarding, dead lane sets, dead values). Register addresses must be immediate.\n";
 constexpr char kMainHelp[] =
     "usage: dvejit COMMAND [ARGS]\n"
     "commands:\n"
@@ -109,6 +118,8 @@ constexpr char kMainHelp[] =
     "  validate    check records against the spec\n"
     "  run         execute a program on an emulated DVE\n"
     "  ucode       inspect DVE microcode table directories\n"
+    "  ir          print a stream's IR before and after the JIT's passes\n"
+    "  bench       benchmark the workloads on every tier against a roof kernel\n"
     "  train-step  replay a built-in batch-norm training step and report its accuracy and speed\n"
     "Run 'dvejit COMMAND --help' for a command's options.\n";
 
@@ -231,6 +242,7 @@ int CmdRun(const std::vector<std::string>& args) {
   std::string program;
   Generation gen = Generation::Cayman;
   RunOptions options;
+  options.tier = ExecutionTier::Auto;
   bool preload = false;
   std::vector<std::pair<int, uint32_t>> regs;
   std::vector<std::pair<RegionSpec, std::string>> loads;
@@ -256,6 +268,12 @@ int CmdRun(const std::vector<std::string>& args) {
       options.strict_events = true;
     } else if (a == "--trace") {
       options.trace = true;
+    } else if (a == "--tier") {
+      auto v = value();
+      if (v == "interp") options.tier = ExecutionTier::Interp;
+      else if (v == "jit") options.tier = ExecutionTier::Jit;
+      else if (v == "auto") options.tier = ExecutionTier::Auto;
+      else return UsageError("--tier needs interp, jit or auto", kRunHelp);
     } else if (a == "--ucode") {
       auto v = value();
       if (!v) return UsageError("--ucode needs a table directory", kRunHelp);
@@ -395,6 +413,35 @@ int CmdRun(const std::vector<std::string>& args) {
   return kOk;
 }
 
+int CmdIr(const std::vector<std::string>& args) {
+  std::string in;
+  Generation gen = Generation::Cayman;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (IsHelp(args[i])) return std::cout << kIrHelp, kOk;
+    if (args[i] == "--gen") {
+      if (!TakeGen(args, i, &gen)) return UsageError("--gen needs sunda|cayman|mariana|maverick", kIrHelp);
+    } else if (in.empty() && args[i][0] != '-') in = args[i];
+    else return UsageError(Cat("unexpected argument '", args[i], "'"), kIrHelp);
+  }
+  if (in.empty()) return UsageError("ir needs a PROGRAM", kIrHelp);
+  auto prog = LoadProgram(in, gen);
+  if (!prog.ok()) return ReportError(prog.status());
+  if (auto s = ValidateProgram(*prog, gen, /*for_execution=*/true); !s.ok()) return ReportError(s);
+  for (const Instruction& inst : *prog) {
+    const Operands ops = OperandsOf(inst);
+    for (int i = 0; i < ops.num_tensors; ++i)
+      if (AddrModeOf(ops.tensors[i].pattern.addr) != AddrMode::Immediate)
+        return UsageError("dvejit ir needs immediate addresses (registers resolve at run time)", kIrHelp);
+    for (int i = 0; i < ops.num_pointers; ++i)
+      if (ops.pointers[i].is_register || AddrModeOf(ops.pointers[i].word) != AddrMode::Immediate)
+        return UsageError("dvejit ir needs immediate addresses (registers resolve at run time)", kIrHelp);
+  }
+  auto text = JitTier::IrText(*prog, gen);
+  if (!text.ok()) return ReportError(text.status());
+  std::cout << "; before passes\n" << text->first << "; after passes\n" << text->second;
+  return kOk;
+}
+
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) return UsageError("missing command", kMainHelp);
@@ -404,6 +451,8 @@ int Main(int argc, char** argv) {
   if (cmd == "dis") return CmdDis(args);
   if (cmd == "validate") return CmdValidate(args);
   if (cmd == "run") return CmdRun(args);
+  if (cmd == "ir") return CmdIr(args);
+  if (cmd == "bench") return BenchMain(args, std::cout, std::cerr);
   if (cmd == "ucode") return UcodeMain(argc - 1, argv + 1, std::cout, std::cerr);
   if (cmd == "train-step") return TrainStepMain(args, std::cout, std::cerr);
   return UsageError(Cat("unknown command '", cmd, "'"), kMainHelp);

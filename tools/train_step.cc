@@ -19,15 +19,22 @@ int TrainStepMain(const std::vector<std::string>& args, std::ostream& out, std::
   int elements = 4096, steps = 5;
   Dtype dtype = Dtype::FP32;
   Generation gen = Generation::Cayman;
+  ExecutionTier tier = ExecutionTier::Interp;
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
     const bool has_value = i + 1 < args.size();
     if (a == "--help" || a == "-h") {
       out << "usage: dvejit train-step [--elements N] [--dtype fp32|bf16] [--steps S] [--gen G]\n"
+             "                         [--tier interp|jit]\n"
              "Replays a batch-norm training step (forward statistics + backward chain) on 128\n"
              "channels x N elements (N a multiple of 512, default 4096) and reports the error\n"
              "against float64 math and the time per step. Exit 1 when an error bound is missed.\n";
       return 0;
+    } else if (a == "--tier" && has_value) {
+      const std::string t = args[++i];
+      if (t == "interp") tier = ExecutionTier::Interp;
+      else if (t == "jit") tier = ExecutionTier::Jit;
+      else return err << "dvejit: --tier is interp or jit\n", 2;
     } else if (a == "--elements" && has_value) {
       elements = std::atoi(args[++i].c_str());
     } else if (a == "--steps" && has_value) {
@@ -64,7 +71,9 @@ int TrainStepMain(const std::vector<std::string>& args, std::ostream& out, std::
   RunReport report;
   for (int s = 0; s < steps; ++s) {
     const auto t0 = std::chrono::steady_clock::now();
-    report = RunProgram(machine, program, RunOptions{});
+    RunOptions options;
+    options.tier = tier;
+    report = RunProgram(machine, program, options);
     const auto t1 = std::chrono::steady_clock::now();
     if (!report.status.ok()) return err << "dvejit: " << report.status.message() << "\n", 1;
     ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
@@ -74,7 +83,7 @@ int TrainStepMain(const std::vector<std::string>& args, std::ostream& out, std::
   const BnErrors e = workloads::CompareBnStep(machine, l, in, eps);
   const BnErrors bound = workloads::BnErrorBounds(dtype);
   out << "dvejit train-step: batch-norm training step, 128 channels x " << elements << " elements, "
-      << DtypeName(static_cast<uint8_t>(dtype)) << ", " << GenerationName(gen) << ", interpreter\n";
+      << DtypeName(static_cast<uint8_t>(dtype)) << ", " << GenerationName(gen) << ", " << (tier == ExecutionTier::Jit ? "jit" : "interpreter") << "\n";
   out << "program: " << program.size() << " instructions (32 LoadParameterRam, " << fwd.size()
       << " forward, " << bwd.size() << " backward)\n";
   out << "accuracy vs float64 (max over channels, relative):\n";

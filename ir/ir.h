@@ -1,0 +1,92 @@
+// The dvejit IR: a stream of DVE instructions lowered to typed SSA statements over per-channel
+// scalar values (lane state, pointer reads, constants) and memory effects through access
+// patterns, grouped into regions that run channel-block-major. Built by Lower(), transformed by
+// the passes of passes.h, checked by Verify(), printed by Print(), compiled by jit/.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "frontend/address.h"
+#include "frontend/instruction.h"
+#include "frontend/operands.h"
+
+namespace dvejit::ir {
+
+enum class Op : uint8_t {
+#define IR_OP(name, text, has_value, global) name,
+#include "ir/ops.def"
+};
+const char* OpName(Op op);
+bool ProducesValue(Op op);
+bool IsGlobal(Op op);  // runs on its own, never inside a channel-block-major region
+
+// Lane-state fields that the IR forwards as SSA values (semantics.md §1 `bn`).
+enum class LaneField : uint8_t { N, Mean, A, B, C };
+const char* LaneFieldName(LaneField f);
+
+// A tensor operand: where it lives is an argument (the host address of channel 0's start
+// element); its shape, dtype and channel count are compile-time.
+struct TensorRef {
+  int arg = -1;         // argument slot of the start address
+  Dtype dtype = Dtype::FP32;
+  Pattern pattern;      // addr field unused
+  Space space = Space::Sbuf;
+};
+
+using ValueId = int32_t;  // index of the statement that produced it
+inline constexpr ValueId kNoValue = -1;
+
+struct Stmt {
+  Op op = Op::Interp;
+  int source = -1;       // index of the DVE instruction it came from
+  int channels = 0;      // active channels
+  std::vector<ValueId> operands;
+  std::vector<TensorRef> tensors;  // sources first, destination last (when any)
+  // Op-specific attributes.
+  int arg = -1;          // Const: argument slot (32-bit value); PramLoad: first of 8 slots
+  Dtype dtype = Dtype::FP32;  // PtrRead: dtype read; Const: FP32 value
+  int64_t element = 0;   // ElemRead: element index; PramLoad: first entry
+  LaneField field = LaneField::N;  // LaneGet / LaneSet
+  uint8_t alu0 = 0, alu1 = 0, reverse = 0;  // TensorScalar ops / TensorTensor alu0
+  bool flag = false;     // Stats: parity split; TensorScalar: rsqrt form; Copy: negate
+  bool dead = false;     // removed by a pass (kept so ValueIds stay stable)
+};
+
+// Consecutive statements that run channel-block-major: for each block of channels, every
+// statement of the region runs back to back (design.md, "Channels are independent").
+struct Region {
+  int begin = 0, end = 0;  // statement indices [begin, end)
+  bool channel_major = false;  // false: a global statement run once, in order
+};
+
+struct Function {
+  Generation gen = Generation::Cayman;
+  std::vector<Stmt> stmts;
+  std::vector<Region> regions;
+  int num_args = 0;
+  // What each argument slot holds, for the runtime to fill: a tensor/pointer start address
+  // (host pointer, resolved per run) or a 32-bit immediate copied from a record.
+  struct ArgSource {
+    bool is_address = false;  // an ADDR4 → the host address of channel 0; else the 32-bit value
+    int instruction = 0;
+    int byte_offset = 0;      // where in the (register-resolved) record the 32-bit word lives
+  };
+  std::vector<ArgSource> args;
+  std::vector<std::string> fallback_reasons;  // why statements run interpreted
+};
+
+std::string Print(const Function& f);
+absl::Status Verify(const Function& f);
+
+// Lowers a validated, register-resolved stream: every instruction the code generator covers
+// becomes typed statements; any other becomes an Interp statement (reason recorded).
+Function Lower(std::span<const Instruction> program, Generation gen);
+// The ALU ops the code generator implements (the others run interpreted).
+bool JitSupportsAluOp(uint8_t op);
+bool JitSupportsDtype(Dtype d);
+
+}  // namespace dvejit::ir

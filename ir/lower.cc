@@ -1,0 +1,284 @@
+// Lowering from DVE instructions to IR statements (one function per opcode family).
+#include <cstring>
+
+#include "frontend/fields.h"
+#include "frontend/strcat.h"
+#include "ir/ir.h"
+
+namespace dvejit::ir {
+
+bool JitSupportsAluOp(uint8_t op) {
+  switch (static_cast<AluOp>(op)) {
+    case AluOp::BYPASS: case AluOp::ADD: case AluOp::SUBTRACT: case AluOp::MULT:
+    case AluOp::MAX: case AluOp::MIN: case AluOp::LOGICAL_AND: case AluOp::LOGICAL_OR:
+    case AluOp::LOGICAL_XOR: case AluOp::IS_EQ: case AluOp::IS_GT: case AluOp::IS_GE:
+    case AluOp::IS_LE: case AluOp::IS_LT: case AluOp::IS_NE: case AluOp::ABSOLUTE_DIFF:
+    case AluOp::ABSOLUTE_VALUE: case AluOp::ABS_MAX: case AluOp::ABS_MIN: case AluOp::RE_LU:
+    case AluOp::SQUARE: case AluOp::SYMMETRIC_CLAMP:
+      return true;
+    default:
+      return false;
+  }
+}
+bool JitSupportsDtype(Dtype d) {
+  return d == Dtype::FP32 || d == Dtype::FP32R || d == Dtype::BFLOAT16;
+}
+
+namespace {
+
+class Lowerer {
+ public:
+  Lowerer(std::span<const Instruction> prog, Generation gen) : prog_(prog) { f_.gen = gen; }
+
+  Function Run() {
+    for (size_t i = 0; i < prog_.size(); ++i) {
+      index_ = static_cast<int>(i);
+      const size_t mark = f_.stmts.size();
+      const std::string why = LowerOne(prog_[i]);
+      if (!why.empty()) {
+        f_.stmts.resize(mark);  // drop partial statements, run the instruction interpreted
+        Stmt s;
+        s.op = Op::Interp;
+        s.source = index_;
+        f_.stmts.push_back(s);
+        f_.fallback_reasons.push_back(
+            Cat("#", i, " ", prog_[i].info().name, ": ", why));
+      }
+    }
+    f_.num_args = static_cast<int>(f_.args.size());
+    return std::move(f_);
+  }
+
+ private:
+  int Arg(bool is_address, int byte_offset) {
+    f_.args.push_back({is_address, index_, byte_offset});
+    return static_cast<int>(f_.args.size()) - 1;
+  }
+  ValueId Push(Stmt s) {
+    s.source = index_;
+    f_.stmts.push_back(std::move(s));
+    return static_cast<ValueId>(f_.stmts.size()) - 1;
+  }
+  TensorRef Tensor(const Instruction& inst, std::string_view field, uint8_t dtype) {
+    const FieldInfo* fi = FindField(inst.info().strct, field);
+    const Operands ops = OperandsOf(inst);
+    TensorRef t;
+    for (int i = 0; i < ops.num_tensors; ++i)
+      if (ops.tensors[i].name == field) t.pattern = ops.tensors[i].pattern;
+    t.arg = Arg(true, fi->offset);
+    t.dtype = static_cast<Dtype>(dtype);
+    t.space = ResolveImmediate(t.pattern.addr, f_.gen)->space;
+    return t;
+  }
+  ValueId Const(int byte_offset, int channels) {
+    Stmt s;
+    s.op = Op::Const;
+    s.arg = Arg(false, byte_offset);
+    s.channels = channels;
+    return Push(s);
+  }
+  // A pointer immediate: a one-element tensor at the pointer's address.
+  ValueId PtrRead(const Instruction& inst, std::string_view field, Dtype d, int channels) {
+    const FieldInfo* fi = FindField(inst.info().strct, field);
+    uint32_t word;
+    std::memcpy(&word, inst.bytes.data() + fi->offset, 4);
+    Stmt s;
+    s.op = Op::PtrRead;
+    TensorRef t;
+    t.arg = Arg(true, fi->offset);
+    t.dtype = d;
+    t.pattern.dims = 1;
+    t.space = ResolveImmediate(word, f_.gen)->space;
+    s.tensors = {t};
+    s.arg = t.arg;
+    s.dtype = d;
+    s.channels = channels;
+    return Push(s);
+  }
+  ValueId ElemRead(const TensorRef& t, int64_t k, int channels) {
+    Stmt s;
+    s.op = Op::ElemRead;
+    s.tensors = {t};
+    s.element = k;
+    s.channels = channels;
+    return Push(s);
+  }
+  void LaneSet(LaneField f, ValueId v, int channels) {
+    Stmt s;
+    s.op = Op::LaneSet;
+    s.field = f;
+    s.operands = {v};
+    s.channels = channels;
+    Push(s);
+  }
+  ValueId LaneGet(LaneField f, int channels) {
+    Stmt s;
+    s.op = Op::LaneGet;
+    s.field = f;
+    s.channels = channels;
+    return Push(s);
+  }
+  static bool Ok(uint8_t d) { return JitSupportsDtype(static_cast<Dtype>(d)); }
+  static std::string DtypeReason(uint8_t d) {
+    return Cat("dtype ", DtypeName(d), " is not compiled yet (fp32, fp32r and bf16 are)");
+  }
+
+  // Returns "" when lowered, else why the instruction stays interpreted.
+  std::string LowerOne(const Instruction& inst) {
+    const Opcode op = inst.opcode();
+    const Operands ops = OperandsOf(inst);
+    const int n = ops.channels;
+    const Events ev = inst.events();
+    if (ev.wait_mode != 0 || ev.update_mode != 0)
+      return "event waits/updates run in the interpreter, in stream order";
+    for (int i = 0; i < ops.num_tensors; ++i)
+      if (ops.tensors[i].pattern.Count() > 65536) return "more than 65536 elements per operand";
+    for (int i = 0; i < ops.num_tensors; ++i)
+      if (op != Opcode::Copy && !Ok(ops.tensors[i].dtype)) return DtypeReason(ops.tensors[i].dtype);
+    for (int i = 0; i < ops.num_pointers; ++i)
+      if (!Ok(ops.pointers[i].dtype)) return DtypeReason(ops.pointers[i].dtype);
+    switch (op) {
+      case Opcode::BatchNormStats:
+      case Opcode::BatchNormStats2:
+      case Opcode::TransposeBatchNormStats2: {
+        const auto s = inst.as<S4D2_BN>();
+        Stmt st;
+        st.op = Op::Stats;
+        st.flag = op != Opcode::BatchNormStats;
+        st.channels = n;
+        st.operands = {Const(40, n), Const(44, n)};
+        st.tensors = {Tensor(inst, "src", s.in_dtype), Tensor(inst, "dst", s.out_dtype)};
+        Push(st);
+        return "";
+      }
+      case Opcode::BatchNormAggregate: {
+        const auto s = inst.as<S4D2_BN>();
+        Stmt st;
+        st.op = Op::Aggregate;
+        st.channels = n;
+        st.tensors = {Tensor(inst, "src", s.in_dtype), Tensor(inst, "dst", s.out_dtype)};
+        Push(st);
+        return "";
+      }
+      case Opcode::BatchNormGradAccumulate:
+      case Opcode::BatchNormGradAccumulate2: {
+        Stmt st;
+        st.op = Op::GradSums;
+        st.channels = n;
+        const ValueId mu = PtrRead(inst, "imm0", static_cast<Dtype>(ops.pointers[0].dtype), n);
+        const ValueId vf = PtrRead(inst, "imm1", static_cast<Dtype>(ops.pointers[1].dtype), n);
+        st.operands = {mu, vf};
+        st.tensors = {Tensor(inst, "src0", ops.tensors[0].dtype), Tensor(inst, "src1", ops.tensors[1].dtype),
+                      Tensor(inst, "dst", ops.tensors[2].dtype)};
+        Push(st);
+        return "";
+      }
+      case Opcode::BatchNormParamLoad:
+      case Opcode::BatchNormParamLoad2: {
+        const bool v2 = op == Opcode::BatchNormParamLoad2;
+        const TensorRef src = Tensor(inst, "src", ops.tensors[0].dtype);
+        const ValueId nv = Const(28, n);  // imm1 (v1) and element_count (v2) are both at 28
+        const ValueId mean = PtrRead(inst, v2 ? "imm0_ptr" : "imm0_ptr", static_cast<Dtype>(ops.pointers[0].dtype), n);
+        ValueId a, b, c;
+        if (v2) {
+          a = PtrRead(inst, "imm1_ptr", static_cast<Dtype>(ops.pointers[1].dtype), n);
+          b = ElemRead(src, 0, n);
+          c = ElemRead(src, 1, n);
+        } else {
+          a = ElemRead(src, 0, n);
+          b = ElemRead(src, 1, n);
+          c = ElemRead(src, 2, n);
+        }
+        LaneSet(LaneField::N, nv, n);
+        LaneSet(LaneField::Mean, mean, n);
+        LaneSet(LaneField::A, a, n);
+        LaneSet(LaneField::B, b, n);
+        LaneSet(LaneField::C, c, n);
+        return "";
+      }
+      case Opcode::BatchNormBackProp: {
+        Stmt st;
+        st.op = Op::BackProp;
+        st.channels = n;
+        for (LaneField f : {LaneField::N, LaneField::Mean, LaneField::A, LaneField::B, LaneField::C})
+          st.operands.push_back(LaneGet(f, n));
+        st.tensors = {Tensor(inst, "src0", ops.tensors[0].dtype), Tensor(inst, "src1", ops.tensors[1].dtype),
+                      Tensor(inst, "dst", ops.tensors[2].dtype)};
+        Push(st);
+        return "";
+      }
+      case Opcode::TensorScalarArith:
+      case Opcode::TensorScalarPtrArith:
+      case Opcode::TransposeTensorScalarArith: {
+        const auto s = inst.as<S3D3_TS>();
+        Stmt st;
+        st.op = Op::TensorScalar;
+        st.channels = n;
+        st.flag = op == Opcode::TensorScalarArith && s.op0 == static_cast<uint8_t>(AluOp::RSQRT);
+        if (!st.flag) {
+          if (!JitSupportsAluOp(s.op0) || !JitSupportsAluOp(s.op1))
+            return Cat("ALU op ", AluOpName(JitSupportsAluOp(s.op0) ? s.op1 : s.op0), " is not compiled yet");
+          const bool ptr = op == Opcode::TensorScalarPtrArith;
+          auto scalar = [&](uint8_t src, std::string_view name, int off) {
+            return (ptr || src == 1) ? PtrRead(inst, name, Dtype::FP32, n) : Const(off, n);
+          };
+          st.operands = {scalar(s.imm0_src, "imm0", 40), scalar(s.imm1_src, "imm1", 44)};
+          st.alu0 = s.op0;
+          st.alu1 = s.op1;
+          st.reverse = s.reverse_operands;
+        }
+        st.tensors = {Tensor(inst, "src", s.in_dtype), Tensor(inst, "dst", s.out_dtype)};
+        Push(st);
+        return "";
+      }
+      case Opcode::TensorTensorArith: {
+        const auto s = inst.as<S3S3D3_TT>();
+        if (!JitSupportsAluOp(s.op)) return Cat("ALU op ", AluOpName(s.op), " is not compiled yet");
+        Stmt st;
+        st.op = Op::TensorTensor;
+        st.channels = n;
+        st.alu0 = s.op;
+        st.tensors = {Tensor(inst, "src0", ops.tensors[0].dtype), Tensor(inst, "src1", ops.tensors[1].dtype),
+                      Tensor(inst, "dst", ops.tensors[2].dtype)};
+        Push(st);
+        return "";
+      }
+      case Opcode::Reciprocal:
+      case Opcode::Copy: {
+        const auto s = inst.as<S4D4_TR>();
+        Stmt st;
+        st.op = op == Opcode::Copy ? Op::Copy : Op::Reciprocal;
+        st.channels = n;
+        st.flag = s.negated != 0;
+        st.tensors = {Tensor(inst, "src", s.in_dtype), Tensor(inst, "dst", s.out_dtype)};
+        Push(st);
+        return "";
+      }
+      case Opcode::LoadParameterRam: {
+        Stmt st;
+        st.op = Op::PramLoad;
+        st.element = inst.as<CTRL_IM>().param_ram_offset;
+        st.arg = Arg(false, 32);
+        for (int k = 1; k < 8; ++k) Arg(false, 32 + 4 * k);
+        Push(st);
+        return "";
+      }
+      case Opcode::EngineNop:
+        return "";
+      default:
+        return "opcode is not compiled yet";
+    }
+  }
+
+  std::span<const Instruction> prog_;
+  Function f_;
+  int index_ = 0;
+};
+
+}  // namespace
+
+Function Lower(std::span<const Instruction> program, Generation gen) {
+  return Lowerer(program, gen).Run();
+}
+
+}  // namespace dvejit::ir

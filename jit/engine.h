@@ -1,0 +1,180 @@
+// The JIT engine layer (tier 1, docs: /work/shared/design.md "Execution tiers").
+//
+// The code generator (IR -> LLVM IR) hands finished llvm::Modules to an Engine, which verifies,
+// optimises (a small explicit pass pipeline, never -O3, no fast-math, no fp contraction),
+// compiles them for the host (explicit CPU features, AVX-512 where the host has it) and returns
+// function addresses. An optional on-disk object cache lets a second process skip codegen.
+// CodeCache maps stream-shape keys to compiled functions.
+//
+// Lifetime: every address returned by Engine::Compile stays valid until the Engine is destroyed.
+// Threading: Engine::Compile and every CodeCache method may be called from several threads.
+#ifndef DVEJIT_JIT_ENGINE_H_
+#define DVEJIT_JIT_ENGINE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace llvm {
+class DataLayout;
+class LLVMContext;
+class Module;
+class Triple;
+namespace orc {
+class JITTargetMachineBuilder;
+class LLJIT;
+}  // namespace orc
+}  // namespace llvm
+
+namespace dvejit::jit {
+
+struct EngineOptions {
+  // Optional on-disk object cache ("" = none). Created if missing.
+  std::string object_cache_dir;
+  // Run the small explicit pass pipeline (Engine::OptimizeModule) before codegen.
+  bool optimize = true;
+  // Install (once per process) an LLVM fatal-error handler that prints the message with the name
+  // of the module being compiled. LLVM still exits the process after a *fatal* error (its API
+  // gives no safe way back: exit(1), or abort() where it asks for crash diagnostics); every
+  // ordinary error is returned as a Status.
+  bool install_fatal_error_handler = true;
+  // Reject (InvalidArgument) modules with fast-math flags on any instruction: they would let
+  // LLVM reassociate, contract or drop signed zeros, and JIT results must match tier 0 bit for bit.
+  bool reject_fast_math = true;
+};
+
+// Counters of an on-disk object cache (one per Engine).
+struct ObjectCacheStats {
+  uint64_t hits = 0;    // objects loaded from disk (codegen skipped)
+  uint64_t misses = 0;  // lookups that found no (valid) object
+  uint64_t writes = 0;  // objects written
+  uint64_t errors = 0;  // unreadable/corrupt/unwritable files (treated as misses)
+};
+
+struct EngineStats {
+  uint64_t compiles = 0;        // successful Compile calls
+  uint64_t failures = 0;        // Compile calls that returned an error
+  absl::Duration compile_time;  // wall time spent in successful Compile calls
+  ObjectCacheStats object_cache;
+};
+
+class DiskObjectCache;
+
+class Engine {
+ public:
+  static absl::StatusOr<std::unique_ptr<Engine>> Create(const EngineOptions& options = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Host CPU name (as LLVM names it, may be "generic") and the explicit feature string given to
+  // the JIT: every feature LLVM knows, sorted, "+x" when the host has it, "-x" otherwise;
+  // avx512bf16 and avxneconvert are always disabled (vcvtneps2bf16 flushes subnormals).
+  const std::string& cpu() const { return cpu_; }
+  const std::string& features() const { return features_; }
+  bool HasFeature(const std::string& name) const;  // e.g. HasFeature("avx512f")
+  int vector_width_f32() const { return vector_width_f32_; }  // 16 (AVX-512F), 8 (AVX2), else 4
+  const llvm::DataLayout& data_layout() const;
+  const llvm::Triple& triple() const;
+  const EngineOptions& options() const { return options_; }
+
+  // An empty module configured for this engine (triple, data layout) in a fresh context.
+  std::pair<std::unique_ptr<llvm::LLVMContext>, std::unique_ptr<llvm::Module>> NewModule(
+      const std::string& name);
+
+  // Takes ownership of `ctx` and `m` whatever the outcome (`m` must live in `ctx`).
+  // Verifies (llvm::verifyModule; failures are InvalidArgument with the verifier's text),
+  // optimises (if options().optimize), compiles and returns the address of `symbol` (NotFound if
+  // the module does not define it). Thread-safe. Each call gets its own symbol namespace, so two
+  // modules may define the same symbol name. The module's name is its object-cache key (with
+  // VersionKey()): modules with the same name must have the same contents.
+  absl::StatusOr<void*> Compile(std::unique_ptr<llvm::LLVMContext> ctx,
+                                std::unique_ptr<llvm::Module> m, const std::string& symbol);
+
+  // Verifies, optimises (if options().optimize) and generates x86 assembly text, with the same
+  // target machine configuration as Compile (for tests, `dvejit jit --dump-asm`-style tools).
+  // Modifies `m` (the pipeline and codegen's IR passes run on it).
+  absl::StatusOr<std::string> CompileToAssembly(llvm::Module& m);
+
+  // Runs the engine's pass pipeline on `m` in place (what Compile does when optimize is set):
+  // AlwaysInliner, then per function SROA, EarlyCSE(MemorySSA), InstCombine, SimplifyCFG,
+  // LICM, GVN, InstCombine, SimplifyCFG, ADCE; then GlobalDCE. No vectorisers, no fast-math.
+  absl::Status OptimizeModule(llvm::Module& m);
+
+  // Makes `address` visible to compiled code under `name` (a runtime helper). Register before
+  // compiling modules that call it. AlreadyExists if `name` was registered before.
+  absl::Status RegisterSymbol(const std::string& name, void* address);
+
+  // LLVM version + cpu + features (+ whether the pipeline runs): part of every cache key.
+  std::string VersionKey() const;
+
+  EngineStats stats() const;
+
+ private:
+  explicit Engine(const EngineOptions& options);
+  absl::Status Init();
+
+  EngineOptions options_;
+  std::string cpu_;
+  std::string features_;
+  absl::flat_hash_set<std::string> enabled_features_;
+  int vector_width_f32_ = 4;
+  std::unique_ptr<llvm::orc::JITTargetMachineBuilder> jtmb_;
+  std::unique_ptr<DiskObjectCache> object_cache_;
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::atomic<uint64_t> next_dylib_{0};
+
+  mutable absl::Mutex stats_mu_;
+  uint64_t compiles_ ABSL_GUARDED_BY(stats_mu_) = 0;
+  uint64_t failures_ ABSL_GUARDED_BY(stats_mu_) = 0;
+  absl::Duration compile_time_ ABSL_GUARDED_BY(stats_mu_);
+};
+
+// A thread-safe compiled-code cache: stream-shape key -> function pointer.
+class CodeCache {
+ public:
+  struct Stats {
+    uint64_t hits = 0;
+    uint64_t misses = 0;
+    uint64_t inserts = 0;
+    uint64_t compiles = 0;        // compilations recorded (RecordCompile / GetOrCompile)
+    uint64_t compile_failures = 0;
+    absl::Duration compile_time;  // total time of the recorded compilations
+    size_t size = 0;              // entries
+  };
+
+  // The function for `key`, or nullptr (counts a hit or a miss).
+  void* Lookup(uint64_t key);
+  // Sets (or replaces) the entry for `key`.
+  void Insert(uint64_t key, void* fn);
+  // Adds one compilation of `duration` to the stats (for callers that compile themselves).
+  void RecordCompile(absl::Duration duration, bool ok = true);
+  // Lookup; on a miss runs `compile` once per key even when several threads miss together (the
+  // others wait for it and share its result), inserts and returns its result. A failed compile
+  // is not cached: its error goes to the caller(s) waiting for it, and a later call tries again.
+  absl::StatusOr<void*> GetOrCompile(uint64_t key,
+                                     absl::FunctionRef<absl::StatusOr<void*>()> compile);
+  Stats stats() const;
+  void Clear();
+
+ private:
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<uint64_t, void*> map_ ABSL_GUARDED_BY(mu_);
+  struct Flight;  // a GetOrCompile compilation in progress, shared with its waiters
+  absl::flat_hash_map<uint64_t, std::shared_ptr<Flight>> in_flight_ ABSL_GUARDED_BY(mu_);
+  Stats stats_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace dvejit::jit
+
+#endif  // DVEJIT_JIT_ENGINE_H_

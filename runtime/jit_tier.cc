@@ -1,0 +1,135 @@
+#include "runtime/jit_tier.h"
+
+#include <chrono>
+
+#include "frontend/diag.h"
+#include "frontend/strcat.h"
+#include "ir/passes.h"
+#include "jit/engine.h"
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#pragma GCC diagnostic pop
+
+namespace dvejit {
+namespace {
+
+// FNV-1a, 64 bits.
+uint64_t Hash(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+uint64_t BytesKey(std::span<const Instruction> program, Generation gen) {
+  uint64_t h = Hash(&gen, sizeof gen);
+  for (const Instruction& inst : program) h = Hash(inst.bytes.data(), inst.bytes.size(), h);
+  return h;
+}
+
+}  // namespace
+
+JitTier& JitTier::Global() {
+  static JitTier* tier = new JitTier();  // lives for the process: compiled code may be running
+  return *tier;
+}
+
+absl::Status JitTier::EnsureEngine() {
+  if (!engine_tried_) {
+    engine_tried_ = true;
+    auto e = jit::Engine::Create();
+    if (e.ok()) engine_ = std::move(*e);
+    else engine_error_ = std::string(e.status().message());
+  }
+  if (engine_) return absl::OkStatus();
+  return absl::UnavailableError(Cat("the JIT is unavailable: ", engine_error_));
+}
+
+bool JitTier::available() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return EnsureEngine().ok();
+}
+std::string JitTier::unavailable_reason() {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto s = EnsureEngine();
+  return s.ok() ? "" : std::string(s.message());
+}
+
+int64_t JitTier::CountRun(std::span<const Instruction> resolved, Generation gen) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return runs_[BytesKey(resolved, gen)]++;
+}
+
+absl::StatusOr<std::pair<std::string, std::string>> JitTier::IrText(
+    std::span<const Instruction> resolved, Generation gen) {
+  const std::string before = ir::Print(ir::Lower(resolved, gen));
+  auto after = ir::BuildIR(resolved, gen);
+  if (!after.ok()) return after.status();
+  return std::make_pair(before, ir::Print(*after));
+}
+
+absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::Get(
+    std::span<const Instruction> resolved, Generation gen, bool* hit, bool fuse) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto s = EnsureEngine(); !s.ok()) return s;
+  const uint64_t bytes_key = BytesKey(resolved, gen) ^ (fuse ? 0 : 0x9E3779B97F4A7C15ull);
+  if (auto it = by_bytes_.find(bytes_key); it != by_bytes_.end()) {
+    *hit = true;
+    return it->second;
+  }
+  // Same shape, other addresses or immediates: the IR (which prints no argument values) and
+  // the engine's version key identify the code.
+  auto f = ir::BuildIR(resolved, gen, fuse);
+  if (!f.ok()) return f.status();
+  const std::string text = ir::Print(*f) + engine_->VersionKey();
+  const uint64_t shape_key = Hash(text.data(), text.size());
+  if (auto it = by_shape_.find(shape_key); it != by_shape_.end()) {
+    *hit = true;
+    by_bytes_[bytes_key] = it->second;
+    return it->second;
+  }
+  *hit = false;
+  auto compiled = CompileLocked(*f, shape_key, static_cast<int>(resolved.size()));
+  if (!compiled.ok()) return compiled.status();
+  by_shape_[shape_key] = *compiled;
+  by_bytes_[bytes_key] = *compiled;
+  return std::shared_ptr<const CompiledStream>(*compiled);
+}
+
+absl::StatusOr<std::shared_ptr<CompiledStream>> JitTier::CompileLocked(const ir::Function& f,
+                                                                       uint64_t shape_key,
+                                                                       int instructions) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string name = Cat("dvejit_stream_", Hex(shape_key, 16));
+  auto [ctx, module] = engine_->NewModule(name);
+  if (auto s = jit::EmitStream(f, *module, "stream", engine_->vector_width_f32()); !s.ok()) return s;
+  auto fn = engine_->Compile(std::move(ctx), std::move(module), "stream");
+  if (!fn.ok()) return fn.status();
+  auto compiled = std::make_shared<CompiledStream>();
+  compiled->fn = reinterpret_cast<jit::StreamFn>(*fn);
+  compiled->args = f.args;
+  compiled->fallback_reasons = f.fallback_reasons;
+  int interpreted = 0;
+  for (const ir::Stmt& s : f.stmts)
+    if (!s.dead && s.op == ir::Op::Interp) ++interpreted;
+  compiled->compiled_instructions = instructions - interpreted;
+  compiled->compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return compiled;
+}
+
+absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::CompileUncached(
+    std::span<const Instruction> resolved, Generation gen, bool fuse) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto s = EnsureEngine(); !s.ok()) return s;
+  auto f = ir::BuildIR(resolved, gen, fuse);
+  if (!f.ok()) return f.status();
+  // A unique module name per cold compile, so the engine's own caches cannot serve it.
+  static uint64_t counter = 0;
+  auto compiled = CompileLocked(*f, 0xC01D000000000000ull + ++counter, static_cast<int>(resolved.size()));
+  if (!compiled.ok()) return compiled.status();
+  return std::shared_ptr<const CompiledStream>(*compiled);
+}
+
+}  // namespace dvejit

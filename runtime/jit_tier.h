@@ -1,0 +1,68 @@
+// Tier 1: streams compiled by the JIT (ir/ → jit/), cached by the stream's shape, and run with
+// their tile-varying values (addresses, immediates) as arguments. Thread-safe; one per process.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "frontend/instruction.h"
+#include "ir/ir.h"
+#include "jit/codegen.h"
+
+namespace dvejit {
+
+namespace jit {
+class Engine;
+}
+
+struct CompiledStream {
+  jit::StreamFn fn = nullptr;
+  std::vector<ir::Function::ArgSource> args;
+  std::vector<std::string> fallback_reasons;  // instructions that run interpreted, and why
+  int compiled_instructions = 0;
+  double compile_ms = 0;
+};
+
+class JitTier {
+ public:
+  static JitTier& Global();
+
+  // The compiled form of a register-resolved stream, compiling it on a miss. `hit` tells whether
+  // it came from the cache. Errors: the JIT is unavailable, or compilation failed.
+  // `fuse` false compiles every instruction as its own region (the unfused baseline).
+  absl::StatusOr<std::shared_ptr<const CompiledStream>> Get(std::span<const Instruction> resolved,
+                                                            Generation gen, bool* hit,
+                                                            bool fuse = true);
+  // Compiles without consulting or filling the cache (cold compile-time measurements).
+  absl::StatusOr<std::shared_ptr<const CompiledStream>> CompileUncached(
+      std::span<const Instruction> resolved, Generation gen, bool fuse = true);
+  // How many times this exact stream was seen before (for the `auto` tier), and count this one.
+  int64_t CountRun(std::span<const Instruction> resolved, Generation gen);
+  // The IR of a stream before and after the passes (`dvejit ir`).
+  static absl::StatusOr<std::pair<std::string, std::string>> IrText(
+      std::span<const Instruction> resolved, Generation gen);
+  bool available();
+  std::string unavailable_reason();
+
+ private:
+  JitTier() = default;
+  absl::Status EnsureEngine();
+  // Compiles `f` (mu_ held).
+  absl::StatusOr<std::shared_ptr<CompiledStream>> CompileLocked(const ir::Function& f,
+                                                                uint64_t shape_key, int instructions);
+
+  std::mutex mu_;
+  std::unique_ptr<jit::Engine> engine_;
+  std::string engine_error_;
+  bool engine_tried_ = false;
+  std::unordered_map<uint64_t, std::shared_ptr<const CompiledStream>> by_bytes_, by_shape_;
+  std::unordered_map<uint64_t, int64_t> runs_;
+};
+
+}  // namespace dvejit

@@ -1,0 +1,250 @@
+#include "tools/bench_command.h"
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+
+#include "bench/roof.h"
+#include "bench/workloads.h"
+#include "frontend/strcat.h"
+#include "runtime/executor.h"
+#include "runtime/jit_tier.h"
+
+namespace dvejit {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One workload instance: its machine, program and the bytes the roof kernel moves.
+struct Instance {
+  std::string workload;
+  int elements;
+  Dtype dtype;
+  std::unique_ptr<Machine> machine;
+  std::vector<Instruction> program;
+  int64_t minimal_bytes = 0;  // bytes the roof moves
+  double roof_ns = 0;         // measured roof time per iteration
+  // roof kernel over the same memory
+  std::function<void()> roof;
+};
+
+double MedianNs(const std::function<void()>& fn, int reps) {
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = Clock::now();
+    fn();
+    t.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+void FillRandom(Machine& m, uint32_t bytes) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(0.5f, 2.0f);
+  std::vector<uint8_t> row(bytes);
+  for (size_t i = 0; i + 4 <= row.size(); i += 4) {
+    const float v = u(rng);
+    std::memcpy(&row[i], &v, 4);
+  }
+  for (int c = 0; c < kPartitions; ++c) (void)m.Write(Space::Sbuf, c, 1, 0, row, bytes);
+}
+
+std::unique_ptr<Instance> MakeInstance(const std::string& workload, int elements, Dtype dt) {
+  auto in = std::make_unique<Instance>();
+  in->workload = workload;
+  in->elements = elements;
+  in->dtype = dt;
+  in->machine = std::make_unique<Machine>(Generation::Cayman);
+  Machine& m = *in->machine;
+  m.PreloadReciprocals();
+  const int es = DtypeSize(dt);
+  const size_t row = static_cast<size_t>(elements) * es;
+  const size_t pitch = m.Pitch(Space::Sbuf);
+  uint8_t* base = m.state().sbuf;
+  if (workload == "bn_stats" || workload == "bn_backward") {
+    const workloads::BnLayout l = workloads::MakeBnLayout(kPartitions, elements, dt);
+    workloads::LoadBnInputs(m, l, 3);
+    if (workload == "bn_stats") {
+      in->program = workloads::BnForward(l, Generation::Cayman);
+      in->minimal_bytes = static_cast<int64_t>(row) * kPartitions;
+      in->roof = [=] { benchmark::DoNotOptimize(roof::ReadRows(base + l.x, pitch, kPartitions, row)); };
+    } else {
+      // The forward statistics first (once), so the backward chain has mean and var.
+      const auto fwd = workloads::BnForward(l, Generation::Cayman);
+      (void)RunProgram(m, fwd, RunOptions{});
+      in->program = workloads::BnBackward(l, Generation::Cayman, 1e-5f);
+      in->minimal_bytes = 3 * static_cast<int64_t>(row) * kPartitions;
+      in->roof = [=] { roof::ReadTwoWriteOne(base + l.x, base + l.dy, base + l.dx, pitch, kPartitions, row); };
+    }
+  } else {
+    FillRandom(m, 3 * (64 << 10));
+    const std::string op = workload == "tensor_scalar" ? "TensorScalar"
+                           : workload == "tensor_tensor" ? "TensorTensor" : "Reciprocal";
+    in->program = workloads::TiledOpProgram(op, kPartitions, elements, dt, Generation::Cayman);
+    const bool two = workload == "tensor_tensor";
+    in->minimal_bytes = (two ? 3 : 2) * static_cast<int64_t>(row) * kPartitions;
+    if (two)
+      in->roof = [=] { roof::ReadTwoWriteOne(base + workloads::kX, base + workloads::kDy, base + workloads::kOut, pitch, kPartitions, row); };
+    else
+      in->roof = [=] { roof::ReadOneWriteOne(base + workloads::kX, base + workloads::kOut, pitch, kPartitions, row); };
+  }
+  in->roof();  // first touch
+  in->roof_ns = MedianNs(in->roof, 31);
+  return in;
+}
+
+void RunTier(benchmark::State& state, Instance* in, const std::string& tier) {
+  if (tier == "roof") {
+    double total = 0;
+    for (auto _ : state) {
+      const auto t0 = Clock::now();
+      in->roof();
+      total += std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+    }
+    state.counters["ratio_to_roof"] = total / state.iterations() / in->roof_ns;
+  } else {
+    RunOptions o;
+    o.tier = tier == "interp" ? ExecutionTier::Interp : ExecutionTier::Jit;
+    o.jit_fuse = tier == "jit_fused";
+    RunReport warm = RunProgram(*in->machine, in->program, o);  // compiles once
+    if (!warm.status.ok() || (o.tier == ExecutionTier::Jit && warm.tier != "jit")) {
+      state.SkipWithError(warm.status.ok() ? "the JIT did not run the stream" : std::string(warm.status.message()).c_str());
+      return;
+    }
+    double total = 0;
+    for (auto _ : state) {
+      const auto t0 = Clock::now();
+      RunReport r = RunProgram(*in->machine, in->program, o);
+      total += std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+      benchmark::DoNotOptimize(r.executed);
+    }
+    state.counters["ratio_to_roof"] = total / state.iterations() / in->roof_ns;
+  }
+  state.counters["bytes_per_second"] =
+      benchmark::Counter(static_cast<double>(in->minimal_bytes), benchmark::Counter::kIsIterationInvariantRate);
+  state.SetItemsProcessed(state.iterations() * int64_t{kPartitions} * in->elements);
+}
+
+const char* DtName(Dtype d) { return d == Dtype::FP32 ? "fp32" : "bf16"; }
+
+// Compile time (cold), cache-hit time, and tiny-instruction overhead.
+void RegisterJitOverheads(std::vector<std::unique_ptr<Instance>>& keep) {
+  auto chain = MakeInstance("bn_backward", 8192, Dtype::FP32);
+  Instance* in = chain.get();
+  keep.push_back(std::move(chain));
+  benchmark::RegisterBenchmark("compile/bn_backward/128x8192/fp32/cold", [in](benchmark::State& s) {
+    for (auto _ : s) {
+      auto c = JitTier::Global().CompileUncached(in->program, Generation::Cayman);
+      if (!c.ok()) { s.SkipWithError(std::string(c.status().message()).c_str()); return; }
+    }
+  })->Unit(benchmark::kMillisecond)->Iterations(5);
+  benchmark::RegisterBenchmark("compile/bn_backward/128x8192/fp32/cache_hit", [in](benchmark::State& s) {
+    bool hit = false;
+    (void)JitTier::Global().Get(in->program, Generation::Cayman, &hit);
+    for (auto _ : s) benchmark::DoNotOptimize(JitTier::Global().Get(in->program, Generation::Cayman, &hit));
+  })->Unit(benchmark::kMicrosecond);
+  // 64 TensorScalar instructions of 1 channel × 8 elements: time per instruction.
+  for (const char* tier : {"interp", "jit"}) {
+    benchmark::RegisterBenchmark(Cat("tiny/1x8/fp32/", tier).c_str(), [tier](benchmark::State& s) {
+      static Machine m(Generation::Cayman);
+      std::vector<Instruction> prog;
+      for (int i = 0; i < 64; ++i) {
+        auto one = workloads::TiledOpProgram("TensorScalar", 1, 8, Dtype::FP32, Generation::Cayman);
+        prog.insert(prog.end(), one.begin(), one.end());
+      }
+      RunOptions o;
+      o.tier = std::string(tier) == "jit" ? ExecutionTier::Jit : ExecutionTier::Interp;
+      (void)RunProgram(m, prog, o);
+      for (auto _ : s) benchmark::DoNotOptimize(RunProgram(m, prog, o).executed);
+      s.counters["ns_per_instruction"] = benchmark::Counter(64, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+      s.counters["ns_per_instruction"] = benchmark::Counter(
+          static_cast<double>(s.iterations()) * 64, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+    })->Unit(benchmark::kMicrosecond);
+  }
+}
+
+int RunTorchComparison(std::ostream& out, std::ostream& err) {
+  const int rc = std::system("/usr/bin/python3 bench/torch_bn_bench.py --elements 8192 --threads 1");
+  if (rc != 0) {
+    err << "dvejit bench: bench/torch_bn_bench.py failed (run from the repository root)\n";
+    return 1;
+  }
+  out << "(compare the per-step times above with bn_stats/128x8192 and bn_backward/128x8192 jit_fused)\n";
+  return 0;
+}
+
+}  // namespace
+
+int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> bm_args = {"dvejit-bench"};
+  std::vector<std::string> workloads_sel = {"bn_stats", "bn_backward", "tensor_scalar", "tensor_tensor", "reciprocal"};
+  std::vector<int> sizes = {512, 8192, 16384};
+  bool torch = false;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--help" || a == "-h") {
+      out << "usage: dvejit bench [--json FILE] [--quick] [--compare-torch] [--workload W]...\n"
+             "                    [Google Benchmark flags, e.g. --benchmark_filter=REGEX]\n"
+             "Workloads bn_stats, bn_backward, tensor_scalar, tensor_tensor, reciprocal on 128 channels\n"
+             "x {512, 8192, 16384} elements, fp32 and bf16, on the tiers roof, interp, jit_unfused,\n"
+             "jit_fused; each entry is WORKLOAD/128xN/DTYPE/TIER with counters ratio_to_roof (time\n"
+             "over the roof kernel's, measured in this run) and bytes_per_second (minimal bytes).\n"
+             "Also: cold compile and cache-hit time of the BN backward chain, and the per-instruction\n"
+             "time of tiny instructions (1 channel x 8 elements). --quick: 512 and 8192 only, short\n"
+             "runs. --compare-torch: PyTorch's CPU batch norm on the same shapes (1 thread).\n";
+      return 0;
+    } else if (a == "--json" && i + 1 < args.size()) {
+      bm_args.push_back("--benchmark_out=" + args[++i]);
+      bm_args.push_back("--benchmark_out_format=json");
+    } else if (a == "--quick") {
+      sizes = {512, 8192};
+      bm_args.push_back("--benchmark_min_time=0.05");
+    } else if (a == "--compare-torch") {
+      torch = true;
+    } else if (a == "--workload" && i + 1 < args.size()) {
+      if (workloads_sel.size() == 5) workloads_sel.clear();
+      workloads_sel.push_back(args[++i]);
+    } else if (a.rfind("--benchmark_", 0) == 0) {
+      bm_args.push_back(a);
+    } else {
+      err << "dvejit: bench: unexpected argument '" << a << "'\n";
+      return 2;
+    }
+  }
+  if (!JitTier::Global().available())
+    err << "dvejit bench: " << JitTier::Global().unavailable_reason() << " (jit tiers skipped)\n";
+  std::vector<std::unique_ptr<Instance>> instances;
+  for (const std::string& w : workloads_sel)
+    for (int e : sizes)
+      for (Dtype dt : {Dtype::FP32, Dtype::BFLOAT16}) {
+        if (w == "reciprocal" || w == "tensor_scalar" || w == "tensor_tensor") {
+          if (e > 16384) continue;
+        }
+        instances.push_back(MakeInstance(w, e, dt));
+        Instance* in = instances.back().get();
+        for (const char* tier : {"roof", "interp", "jit_unfused", "jit_fused"})
+          benchmark::RegisterBenchmark(Cat(w, "/128x", e, "/", DtName(dt), "/", tier).c_str(),
+                                       [in, tier](benchmark::State& s) { RunTier(s, in, tier); })
+              ->Unit(benchmark::kMicrosecond)
+              ->UseRealTime();
+      }
+  RegisterJitOverheads(instances);
+  std::vector<char*> argv;
+  for (std::string& a : bm_args) argv.push_back(a.data());
+  int argc = static_cast<int>(argv.size());
+  benchmark::Initialize(&argc, argv.data());
+  benchmark::AddCustomContext("roof_isa", roof::Isa());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  if (torch) return RunTorchComparison(out, err);
+  return 0;
+}
+
+}  // namespace dvejit
