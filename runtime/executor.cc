@@ -36,6 +36,16 @@ absl::Status RuntimeError(std::string_view predicate, std::string_view field,
   return ToStatus(v, Location{index, opcode});
 }
 
+// Whether any operand of `inst` takes its address from a register.
+bool UsesRegisters(const Instruction& inst) {
+  const Operands ops = OperandsOf(inst);
+  for (int i = 0; i < ops.num_tensors; ++i)
+    if (AddrModeOf(ops.tensors[i].pattern.addr) == AddrMode::Register) return true;
+  for (int i = 0; i < ops.num_pointers; ++i)
+    if (ops.pointers[i].is_register || AddrModeOf(ops.pointers[i].word) == AddrMode::Register) return true;
+  return false;
+}
+
 // Replaces every register-sourced address by the register's value (an immediate ADDR4), and
 // re-validates the result: `register_address_valid` (validation.md §1, `runtime`).
 absl::StatusOr<Instruction> ResolveRegisters(const Instruction& inst, const MachineState& m,
@@ -164,6 +174,11 @@ absl::Status CheckForExecution(const Instruction& inst, int64_t index, Generatio
   return absl::OkStatus();
 }
 
+void RunReport::FinishCounts() {
+  for (int op = 0; op < 256; ++op)
+    if (opcode_counts[op] != 0) per_opcode[std::string(LookupOpcode(static_cast<uint8_t>(op))->name)] += opcode_counts[op];
+}
+
 std::string RunReport::Summary() const {
   std::string s = Cat("executed ", executed, " instruction", executed == 1 ? "" : "s", " (", tier);
   if (tier == "jit")
@@ -208,7 +223,7 @@ void Account(RunReport& report, const Instruction& inst, int64_t index, bool exe
   }
   if (!executed) ++report.device_noops;
   ++report.executed;
-  ++report.per_opcode[std::string(info.name)];
+  ++report.opcode_counts[inst.bytes[0]];
   TraceEntry t{index, inst.bytes[0], !executed};
   if (options.tables != nullptr) {
     if (auto steps = ucode::MicrostepsOf(*options.tables, inst.bytes[0]); steps.ok()) {
@@ -245,12 +260,12 @@ bool RunCompiled(Machine& machine, std::span<const Instruction> program, const R
   }
   // Registers are only written by the host, so every address resolves up front; any failure is
   // reported by the interpreter at its exact position.
-  std::vector<Instruction> resolved;
-  resolved.reserve(program.size());
+  std::vector<Instruction> resolved(program.begin(), program.end());
   for (size_t i = 0; i < program.size(); ++i) {
+    if (!UsesRegisters(program[i])) continue;
     auto r = ResolveRegisters(program[i], m, static_cast<int64_t>(i), 0);
     if (!r.ok()) return false;
-    resolved.push_back(*r);
+    resolved[i] = *r;
   }
   JitTier& tier = JitTier::Global();
   if (options.tier == ExecutionTier::Auto && tier.CountRun(resolved, m.gen) == 0) {
@@ -286,15 +301,23 @@ bool RunCompiled(Machine& machine, std::span<const Instruction> program, const R
 
 }  // namespace
 
-RunReport RunProgram(Machine& machine, std::span<const Instruction> program, const RunOptions& options) {
+RunReport RunProgramImpl(Machine& machine, std::span<const Instruction> program,
+                         const RunOptions& options) {
   RunReport report;
   MachineState& m = machine.state();
-  // Atomicity: the whole program is checked before anything runs.
-  for (size_t i = 0; i < program.size(); ++i) {
-    if (auto s = CheckForExecution(program[i], static_cast<int64_t>(i), m.gen, options); !s.ok()) {
-      report.status = s;
-      return report;
+  // Atomicity: the whole program is checked before anything runs. A stream the compiled tiers
+  // already validated under the same options is not checked again.
+  const bool compiled_tier = options.tier != ExecutionTier::Interp;
+  const uint64_t options_key = static_cast<uint64_t>(options.profile) * 0x100000001B3ull +
+                               (options.roster ? std::hash<std::bitset<256>>()(*options.roster) : 0);
+  if (!compiled_tier || !JitTier::Global().WasValidated(program, m.gen, options_key)) {
+    for (size_t i = 0; i < program.size(); ++i) {
+      if (auto s = CheckForExecution(program[i], static_cast<int64_t>(i), m.gen, options); !s.ok()) {
+        report.status = s;
+        return report;
+      }
     }
+    if (compiled_tier) JitTier::Global().MarkValidated(program, m.gen, options_key);
   }
   if (options.tier != ExecutionTier::Interp && RunCompiled(machine, program, options, report))
     return report;
@@ -321,6 +344,13 @@ RunReport RunProgram(Machine& machine, std::span<const Instruction> program, con
     ApplyUpdate(m, ev);
     Account(report, inst, index, executed, options);
   }
+  return report;
+}
+
+RunReport RunProgram(Machine& machine, std::span<const Instruction> program,
+                     const RunOptions& options) {
+  RunReport report = RunProgramImpl(machine, program, options);
+  report.FinishCounts();
   return report;
 }
 

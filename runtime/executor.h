@@ -52,6 +52,8 @@ struct RunReport {
   absl::Status status;           // OK, or the error that stopped the run
   int64_t executed = 0;          // instructions completed
   std::map<std::string, int64_t> per_opcode;  // by opcode name
+  int64_t opcode_counts[256] = {};            // by opcode byte
+  void FinishCounts();                        // per_opcode from opcode_counts
   std::vector<std::string> warnings;          // each distinct warning once
   int64_t device_noops = 0;      // ImmLd/PtrMulti skipped under the device profile
   int64_t issued_steps = 0;      // micro-steps issued, when a table directory is active

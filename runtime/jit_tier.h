@@ -42,6 +42,11 @@ class JitTier {
   // Compiles without consulting or filling the cache (cold compile-time measurements).
   absl::StatusOr<std::shared_ptr<const CompiledStream>> CompileUncached(
       std::span<const Instruction> resolved, Generation gen, bool fuse = true);
+  // Streams already validated for execution (a pure function of bytes, generation and
+  // options): repeated runs of the same stream skip re-validation. `options_key` folds in
+  // whatever besides the bytes the validation depended on.
+  bool WasValidated(std::span<const Instruction> program, Generation gen, uint64_t options_key);
+  void MarkValidated(std::span<const Instruction> program, Generation gen, uint64_t options_key);
   // How many times this exact stream was seen before (for the `auto` tier), and count this one.
   int64_t CountRun(std::span<const Instruction> resolved, Generation gen);
   // The IR of a stream before and after the passes (`dvejit ir`).
@@ -63,6 +68,7 @@ class JitTier {
   bool engine_tried_ = false;
   std::unordered_map<uint64_t, std::shared_ptr<const CompiledStream>> by_bytes_, by_shape_;
   std::unordered_map<uint64_t, int64_t> runs_;
+  std::unordered_map<uint64_t, bool> validated_;
 };
 
 }  // namespace dvejit
