@@ -1,6 +1,7 @@
 #include "runtime/jit_tier.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include "frontend/diag.h"
@@ -47,7 +48,11 @@ JitTier& JitTier::Global() {
 absl::Status JitTier::EnsureEngine() {
   if (!engine_tried_) {
     engine_tried_ = true;
-    auto e = jit::Engine::Create();
+    jit::EngineOptions options;
+    // An optional on-disk object cache shared by processes (compiled streams survive restarts).
+    if (const char* dir = std::getenv("DVEJIT_JIT_CACHE_DIR"); dir != nullptr && *dir != 0)
+      options.object_cache_dir = dir;
+    auto e = jit::Engine::Create(options);
     if (e.ok()) engine_ = std::move(*e);
     else engine_error_ = std::string(e.status().message());
   }

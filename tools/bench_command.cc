@@ -257,8 +257,7 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
         for (const char* tier : {"roof", "interp", "jit_unfused", "jit_fused"})
           benchmark::RegisterBenchmark(Cat(w, "/128x", e, "/", DtName(dt), "/", tier).c_str(),
                                        [in, tier](benchmark::State& s) { RunTier(s, in, tier); })
-              ->Unit(benchmark::kMicrosecond)
-              ->UseRealTime();
+              ->Unit(benchmark::kMicrosecond);
       }
   RegisterJitOverheads(instances);
   std::vector<char*> argv;

@@ -104,6 +104,7 @@ constexpr char kRunHelp[] =
     "  --trace            print one line per executed instruction to stderr\n"
     "  --tier T           interp (tier 0), jit (compile the stream with LLVM), or auto (default:\n"
     "                     interpret a stream the first time, compile it when it repeats)\n"
+    "  --jit-cache DIR    keep compiled streams in DIR across runs (or DVEJIT_JIT_CACHE_DIR)\n"
     "Exit 0 on success, 1 on an invalid program or runtime error (dumps are not written),\n"
     "2 on usage errors. A run report goes to stderr.\n";
 constexpr char kIrHelp[] =
@@ -268,6 +269,10 @@ int CmdRun(const std::vector<std::string>& args) {
       options.strict_events = true;
     } else if (a == "--trace") {
       options.trace = true;
+    } else if (a == "--jit-cache") {
+      auto v = value();
+      if (!v || v->empty()) return UsageError("--jit-cache needs a directory", kRunHelp);
+      setenv("DVEJIT_JIT_CACHE_DIR", v->c_str(), 1);
     } else if (a == "--tier") {
       auto v = value();
       if (v == "interp") options.tier = ExecutionTier::Interp;
