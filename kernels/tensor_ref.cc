@@ -23,6 +23,9 @@ TensorRef BindTensor(const MachineState& m, const TensorOperand& t, int channels
   r.esize = DtypeSize(r.dtype);
   r.count = t.pattern.Count();
   r.place = *ResolveImmediate(t.pattern.addr, m.gen);
+  int64_t expect = 0;
+  r.contiguous = true;
+  ForEachElement(t.pattern, [&](int64_t, int64_t off) { r.contiguous = r.contiguous && off == expect++; });
   for (int c = 0; c < channels; ++c) r.base[c] = m.At(t.pattern.addr, c);
   return r;
 }

@@ -8,6 +8,7 @@
 
 #include "frontend/operands.h"
 #include "kernels/numerics.h"
+#include "kernels/rows.h"
 #include "kernels/state.h"
 
 namespace dvejit {
@@ -50,11 +51,13 @@ struct TensorRef {
   int esize = 4;
   int64_t count = 0;
   Place place{};  // where channel 0's start element is
+  bool contiguous = false;  // element k at offset k (the row fast path applies)
   uint8_t* base[kPartitions] = {};
 
   uint8_t* ElementPtr(int c, int64_t offset) const { return base[c] + offset * esize; }
 
   void GatherF32(int c, float* out) const {
+    if (contiguous && rows::Supported(dtype)) return rows::Widen(dtype, base[c], out, count);
     const uint8_t* b = base[c];
     const Dtype d = dtype;
     const int sz = esize;
@@ -69,6 +72,7 @@ struct TensorRef {
   }
   // Converts each fp32 value to the dtype (store conversion) and writes it.
   void ScatterF32(int c, const float* in) const {
+    if (contiguous && rows::Supported(dtype)) return rows::Narrow(dtype, in, base[c], count);
     uint8_t* b = base[c];
     const Dtype d = dtype;
     const int sz = esize;
