@@ -27,12 +27,10 @@ struct Welford {
 
 void Stats(const Instruction& inst, MachineState& m) {
   const auto s = inst.as<S4D2_BN>();
-  const Operands ops = OperandsOf(inst);
-  const int n = s.num_active_channels;
-  TensorRef src = BindTensor(m, ops.tensors[0], n);
-  const TensorRef dst = BindTensor(m, ops.tensors[1], n);
-  SourceSnapshot snap;
-  snap.ProtectFrom(src, dst, n);
+  BoundOperands b(m, OperandsOf(inst));
+  const TensorRef& src = b[0];
+  const TensorRef& dst = b[1];
+  const int n = b.channels();
   std::vector<float> x(src.count);
   const bool split = inst.opcode() != Opcode::BatchNormStats;
   for (int c = 0; c < n; ++c) {
@@ -55,13 +53,10 @@ void Stats(const Instruction& inst, MachineState& m) {
 }
 
 void Aggregate(const Instruction& inst, MachineState& m) {
-  const auto s = inst.as<S4D2_BN>();
-  const Operands ops = OperandsOf(inst);
-  const int channels = s.num_active_channels;
-  TensorRef src = BindTensor(m, ops.tensors[0], channels);
-  const TensorRef dst = BindTensor(m, ops.tensors[1], channels);
-  SourceSnapshot snap;
-  snap.ProtectFrom(src, dst, channels);
+  BoundOperands b(m, OperandsOf(inst));
+  const TensorRef& src = b[0];
+  const TensorRef& dst = b[1];
+  const int channels = b.channels();
   std::vector<float> t(src.count);
   for (int c = 0; c < channels; ++c) {
     src.GatherF32(c, t.data());
@@ -85,12 +80,10 @@ void Aggregate(const Instruction& inst, MachineState& m) {
 void GradAccum(const Instruction& inst, MachineState& m) {
   const Operands ops = OperandsOf(inst);
   const int channels = ops.channels;
-  TensorRef x = BindTensor(m, ops.tensors[0], channels);
-  TensorRef dy = BindTensor(m, ops.tensors[1], channels);
-  const TensorRef dst = BindTensor(m, ops.tensors[2], channels);
-  SourceSnapshot snap;
-  snap.ProtectFrom(x, dst, channels);
-  snap.ProtectFrom(dy, dst, channels);
+  BoundOperands b(m, ops);
+  const TensorRef& x = b[0];
+  const TensorRef& dy = b[1];
+  const TensorRef& dst = b[2];
   const PointerOperand& p_mu = ops.pointers[0];
   const PointerOperand& p_vf = ops.pointers[1];
   // The pointers are sources: every channel's are read before any destination is written
@@ -160,14 +153,11 @@ void ParamLoad(const Instruction& inst, MachineState& m) {
 }
 
 void BackProp(const Instruction& inst, MachineState& m) {
-  const Operands ops = OperandsOf(inst);
-  const int channels = ops.channels;
-  TensorRef x = BindTensor(m, ops.tensors[0], channels);
-  TensorRef dy = BindTensor(m, ops.tensors[1], channels);
-  const TensorRef dst = BindTensor(m, ops.tensors[2], channels);
-  SourceSnapshot snap;
-  snap.ProtectFrom(x, dst, channels);
-  snap.ProtectFrom(dy, dst, channels);
+  BoundOperands b(m, OperandsOf(inst));
+  const TensorRef& x = b[0];
+  const TensorRef& dy = b[1];
+  const TensorRef& dst = b[2];
+  const int channels = b.channels();
   std::vector<float> xv(x.count), dyv(dy.count);
   for (int c = 0; c < channels; ++c) {
     const LaneState& l = m.lanes[c];

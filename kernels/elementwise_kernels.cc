@@ -38,17 +38,6 @@ uint32_t BitvecStage(uint8_t op, uint32_t entering, uint32_t scalar, bool revers
   return reversed ? alu::Bitvec(op, scalar, entering) : alu::Bitvec(op, entering, scalar);
 }
 
-// Binds src and dst (tensors[0], tensors[1]) with the source protected from the destination.
-struct UnaryBinding {
-  TensorRef src, dst;
-  SourceSnapshot snap;
-  UnaryBinding(const MachineState& m, const Operands& ops)
-      : src(BindTensor(m, ops.tensors[0], ops.channels)),
-        dst(BindTensor(m, ops.tensors[1], ops.channels)) {
-    snap.ProtectFrom(src, dst, ops.channels);
-  }
-};
-
 // A tensor-scalar immediate for channel c: an instruction value (source 0), else a pointer
 // (registers were resolved to pointers before execution).
 struct Scalar {
@@ -67,14 +56,16 @@ uint32_t ScalarBits(const MachineState& m, Scalar s, Dtype in, int c) {
 void TensorScalar(const Instruction& inst, MachineState& m) {
   const auto s = inst.as<S3D3_TS>();
   const Operands ops = OperandsOf(inst);
-  UnaryBinding b(m, ops);
-  const Dtype in = b.src.dtype;
+  BoundOperands bound(m, ops);
+  const TensorRef& src = bound[0];
+  const TensorRef& dst = bound[1];
+  const Dtype in = src.dtype;
   const bool ptr_form =
       inst.opcode() == Opcode::TensorScalarPtrArith || inst.opcode() == Opcode::TensorScalarPtrBitvec;
   const Scalar s0{static_cast<uint8_t>(ptr_form ? 1 : s.imm0_src), s.imm0};
   const Scalar s1{static_cast<uint8_t>(ptr_form ? 1 : s.imm1_src), s.imm1};
   const bool rev0 = s.reverse_operands & 1, rev1 = s.reverse_operands & 2;
-  const int64_t count = b.src.count;
+  const int64_t count = src.count;
   if (inst.info().alu_class == AluClass::Bitvec) {
     // Pointer immediates are sources: read every channel's before any destination is written
     // (a destination may overlap another channel's pointer; semantics.md §2).
@@ -85,10 +76,10 @@ void TensorScalar(const Instruction& inst, MachineState& m) {
     }
     std::vector<uint32_t> t(count);
     for (int c = 0; c < ops.channels; ++c) {
-      b.src.GatherRaw(c, t.data());
+      src.GatherRaw(c, t.data());
       for (int64_t k = 0; k < count; ++k)
         t[k] = BitvecStage(s.op1, BitvecStage(s.op0, Extend(in, t[k]), a0[c], rev0), a1[c], rev1);
-      b.dst.ScatterRaw(c, t.data());  // truncated to the output width by the store
+      dst.ScatterRaw(c, t.data());  // truncated to the output width by the store
     }
     return;
   }
@@ -102,24 +93,26 @@ void TensorScalar(const Instruction& inst, MachineState& m) {
   }
   std::vector<float> t(count);
   for (int c = 0; c < ops.channels; ++c) {
-    b.src.GatherF32(c, t.data());
+    src.GatherF32(c, t.data());
     if (rsqrt) {
       for (int64_t k = 0; k < count; ++k) t[k] = num::NRsqrt(t[k]);
     } else {
       for (int64_t k = 0; k < count; ++k)
         t[k] = ArithStage(s.op1, ArithStage(s.op0, t[k], a0[c], rev0), a1[c], rev1);
     }
-    b.dst.ScatterF32(c, t.data());
+    dst.ScatterF32(c, t.data());
   }
 }
 
 void TensorScalarCache(const Instruction& inst, MachineState& m) {
   const auto s = inst.as<S3D3_TS>();
   const Operands ops = OperandsOf(inst);
-  UnaryBinding b(m, ops);
+  BoundOperands bound(m, ops);
+  const TensorRef& src = bound[0];
+  const TensorRef& dst = bound[1];
   const Scalar s0{s.imm0_src, s.imm0}, s1{s.imm1_src, s.imm1};
   const bool cumulative = inst.opcode() == Opcode::TensorScalarCacheCumulative;
-  const int64_t count = b.src.count;
+  const int64_t count = src.count;
   // Every channel's pointer immediates are read before any destination is written.
   std::vector<float> a0(ops.channels), load(ops.channels);
   for (int c = 0; c < ops.channels; ++c) {
@@ -141,13 +134,13 @@ void TensorScalarCache(const Instruction& inst, MachineState& m) {
       case AccumCmd::LoadAccumulate: acc = load[c]; break;
       default: acc = m.lanes[c].acc; break;
     }
-    b.src.GatherF32(c, t.data());
+    src.GatherF32(c, t.data());
     for (int64_t k = 0; k < count; ++k) {
       const float v = ArithStage(s.op0, t[k], a0[c], false);
       acc = alu::Arith(s.op1, acc, v);
       t[k] = cumulative ? acc : v;
     }
-    b.dst.ScatterF32(c, t.data());
+    dst.ScatterF32(c, t.data());
     acc_out[c] = acc;
   }
   for (int c = 0; c < ops.channels; ++c) m.lanes[c].acc = acc_out[c];
@@ -171,26 +164,28 @@ void ImmLoad(const Instruction& inst, MachineState& m) {
 void PtrMulti(const Instruction& inst, MachineState& m) {
   const auto s = inst.as<S4D4_TSM>();
   const Operands ops = OperandsOf(inst);
-  UnaryBinding b(m, ops);
-  const int64_t count = b.src.count;
+  BoundOperands bound(m, ops);
+  const TensorRef& src = bound[0];
+  const TensorRef& dst = bound[1];
+  const int64_t count = src.count;
   const int64_t per_w = static_cast<int64_t>(s.src.num[0]) * s.src.num[1] * s.src.num[2];
   const bool both = s.reverse_operands == static_cast<uint8_t>(ReverseOps::Both);
   if (inst.opcode() == Opcode::TensorScalarPtrMultiBitvec) {
     std::vector<uint32_t> t(count);
     for (int c = 0; c < ops.channels; ++c) {
-      b.src.GatherRaw(c, t.data());
+      src.GatherRaw(c, t.data());
       for (int64_t k = 0; k < count; ++k)
-        t[k] = BitvecStage(s.op, Extend(b.src.dtype, t[k]), m.lanes[c].imm[k / per_w], both);
-      b.dst.ScatterRaw(c, t.data());
+        t[k] = BitvecStage(s.op, Extend(src.dtype, t[k]), m.lanes[c].imm[k / per_w], both);
+      dst.ScatterRaw(c, t.data());
     }
     return;
   }
   std::vector<float> t(count);
   for (int c = 0; c < ops.channels; ++c) {
-    b.src.GatherF32(c, t.data());
+    src.GatherF32(c, t.data());
     for (int64_t k = 0; k < count; ++k)
       t[k] = ArithStage(s.op, t[k], BitsF32(m.lanes[c].imm[k / per_w]), both);
-    b.dst.ScatterF32(c, t.data());
+    dst.ScatterF32(c, t.data());
   }
 }
 
@@ -198,12 +193,10 @@ void TensorTensor(const Instruction& inst, MachineState& m) {
   const auto s = inst.as<S3S3D3_TT>();
   const Operands ops = OperandsOf(inst);
   const int channels = ops.channels;
-  TensorRef a = BindTensor(m, ops.tensors[0], channels);
-  TensorRef bb = BindTensor(m, ops.tensors[1], channels);
-  const TensorRef dst = BindTensor(m, ops.tensors[2], channels);
-  SourceSnapshot snap;
-  snap.ProtectFrom(a, dst, channels);
-  snap.ProtectFrom(bb, dst, channels);
+  BoundOperands bound(m, ops);
+  const TensorRef& a = bound[0];
+  const TensorRef& bb = bound[1];
+  const TensorRef& dst = bound[2];
   const int64_t count = a.count;
   const bool bitvec = inst.opcode() == Opcode::TensorTensorBitvec;
   const bool integer = !bitvec && (AluOpHas(s.op, m.gen, INT) ||
@@ -237,12 +230,10 @@ void TensorTensor(const Instruction& inst, MachineState& m) {
 void Predicated(const Instruction& inst, MachineState& m) {
   const Operands ops = OperandsOf(inst);
   const int channels = ops.channels;
-  TensorRef pred = BindTensor(m, ops.tensors[0], channels);
-  TensorRef data = BindTensor(m, ops.tensors[1], channels);
-  const TensorRef dst = BindTensor(m, ops.tensors[2], channels);
-  SourceSnapshot snap;
-  snap.ProtectFrom(pred, dst, channels);
-  snap.ProtectFrom(data, dst, channels);
+  BoundOperands bound(m, ops);
+  const TensorRef& pred = bound[0];
+  const TensorRef& data = bound[1];
+  const TensorRef& dst = bound[2];
   const bool cast = inst.opcode() == Opcode::CastPredicated;
   const int64_t count = pred.count;
   std::vector<uint32_t> p(count), d(count);
@@ -261,25 +252,27 @@ void Predicated(const Instruction& inst, MachineState& m) {
 void CopyCastReciprocal(const Instruction& inst, MachineState& m) {
   const auto s = inst.as<S4D4_TR>();
   const Operands ops = OperandsOf(inst);
-  UnaryBinding b(m, ops);
-  const int64_t count = b.src.count;
-  const Dtype in = b.src.dtype, out = b.dst.dtype;
+  BoundOperands bound(m, ops);
+  const TensorRef& src = bound[0];
+  const TensorRef& dst = bound[1];
+  const int64_t count = src.count;
+  const Dtype in = src.dtype, out = dst.dtype;
   if (inst.opcode() == Opcode::Reciprocal) {
     std::vector<float> t(count);
     for (int c = 0; c < ops.channels; ++c) {
-      b.src.GatherF32(c, t.data());
+      src.GatherF32(c, t.data());
       for (int64_t k = 0; k < count; ++k) t[k] = num::NRecip(t[k]);
-      b.dst.ScatterF32(c, t.data());
+      dst.ScatterF32(c, t.data());
     }
     return;
   }
   const bool negate = s.negated != 0;
   const bool copy = inst.opcode() == Opcode::Copy;
-  const int bits = 8 * b.src.esize;
+  const int bits = 8 * src.esize;
   const uint32_t width_mask = bits == 32 ? 0xFFFFFFFFu : (1u << bits) - 1;
   std::vector<uint32_t> t(count);
   for (int c = 0; c < ops.channels; ++c) {
-    b.src.GatherRaw(c, t.data());
+    src.GatherRaw(c, t.data());
     for (int64_t k = 0; k < count; ++k) {
       if (copy) {
         if (negate)  // floats: flip the sign bit; integers: negate, wrapping in their width
@@ -288,7 +281,7 @@ void CopyCastReciprocal(const Instruction& inst, MachineState& m) {
       }
       t[k] = num::CastRaw(in, out, t[k], negate);
     }
-    b.dst.ScatterRaw(c, t.data());
+    dst.ScatterRaw(c, t.data());
   }
 }
 

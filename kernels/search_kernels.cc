@@ -37,10 +37,9 @@ void MatchValueLoad(const Instruction& inst, MachineState& m) {
 
 void Max8(const Instruction& inst, MachineState& m) {
   const Operands ops = OperandsOf(inst);
-  TensorRef src = BindTensor(m, ops.tensors[0], ops.channels);
-  const TensorRef dst = BindTensor(m, ops.tensors[1], ops.channels);
-  SourceSnapshot snap;
-  snap.ProtectFrom(src, dst, ops.channels);
+  BoundOperands bound(m, ops);
+  const TensorRef& src = bound[0];
+  const TensorRef& dst = bound[1];
   std::vector<float> v(src.count);
   for (int c = 0; c < ops.channels; ++c) {
     src.GatherF32(c, v.data());
@@ -55,10 +54,9 @@ void Max8(const Instruction& inst, MachineState& m) {
 
 void FindIndex8(const Instruction& inst, MachineState& m) {
   const Operands ops = OperandsOf(inst);
-  TensorRef src = BindTensor(m, ops.tensors[0], ops.channels);
-  const TensorRef dst = BindTensor(m, ops.tensors[1], ops.channels);
-  SourceSnapshot snap;
-  snap.ProtectFrom(src, dst, ops.channels);
+  BoundOperands bound(m, ops);
+  const TensorRef& src = bound[0];
+  const TensorRef& dst = bound[1];
   const bool replace = inst.opcode() == Opcode::MatchReplace8;
   const float replacement = replace ? inst.as<S4D4_MR>().replacement : 0.0f;
   std::vector<float> v(src.count);

@@ -54,4 +54,15 @@ void SourceSnapshot::ProtectFrom(TensorRef& src, const TensorRef& dst, int chann
   }
 }
 
+BoundOperands::BoundOperands(const MachineState& m, const Operands& ops) : channels_(ops.channels) {
+  int dst = -1;
+  for (int i = 0; i < ops.num_tensors; ++i) {
+    tensors_[i] = BindTensor(m, ops.tensors[i], ops.channels);
+    if (ops.tensors[i].is_dst) dst = i;
+  }
+  if (dst < 0) return;
+  for (int i = 0; i < ops.num_tensors; ++i)
+    if (i != dst) snapshot_.ProtectFrom(tensors_[i], tensors_[dst], ops.channels);
+}
+
 }  // namespace dvejit

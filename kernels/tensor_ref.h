@@ -106,4 +106,20 @@ class SourceSnapshot {
   std::vector<std::vector<uint8_t>> copies_;
 };
 
+// Every tensor operand of an instruction bound for its channels, each source protected from the
+// destination: the one place kernels get their operands from.
+class BoundOperands {
+ public:
+  BoundOperands(const MachineState& m, const Operands& ops);
+  BoundOperands(const BoundOperands&) = delete;
+  BoundOperands& operator=(const BoundOperands&) = delete;
+  TensorRef& operator[](int i) { return tensors_[i]; }
+  int channels() const { return channels_; }
+
+ private:
+  TensorRef tensors_[3];
+  int channels_;
+  SourceSnapshot snapshot_;
+};
+
 }  // namespace dvejit
