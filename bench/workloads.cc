@@ -22,14 +22,6 @@ TensorPattern<D> Contiguous(uint32_t addr, uint16_t count) {
   for (int d = 1; d < D; ++d) t.num[d] = 1;
   return t;
 }
-template <typename S>
-Instruction Build(Opcode op, const S& s) {
-  Instruction inst;
-  StoreTo(s, inst.bytes.data());
-  inst.bytes[0] = static_cast<uint8_t>(op);
-  inst.bytes[1] = 0x10;
-  return inst;
-}
 uint8_t D(Dtype d) { return static_cast<uint8_t>(d); }
 uint32_t Bits(float f) {
   uint32_t b;
@@ -71,7 +63,7 @@ std::vector<Instruction> ReciprocalTable() {
     CTRL_IM s{};
     s.param_ram_offset = static_cast<uint16_t>(base);
     for (int i = 0; i < 8; ++i) s.immediate[i] = static_cast<float>(1.0 / (base + i + 1));
-    out.push_back(Build(Opcode::LoadParameterRam, s));
+    out.push_back(MakeInstruction(Opcode::LoadParameterRam, s));
   }
   return out;
 }
@@ -89,7 +81,7 @@ std::vector<Instruction> BnForward(const BnLayout& l, Generation gen) {
     s.even_count = kStatsTile / 2;
     s.odd_count = kStatsTile / 2;
     s.dst = Contiguous<2>(Sbuf(0, l.stats + t * 24, gen), 6);
-    out.push_back(Build(Opcode::BatchNormStats2, s));
+    out.push_back(MakeInstruction(Opcode::BatchNormStats2, s));
   }
   S4D2_BN a{};
   a.src = Contiguous<4>(Sbuf(0, l.stats, gen), static_cast<uint16_t>(l.tiles() * 6));
@@ -97,7 +89,7 @@ std::vector<Instruction> BnForward(const BnLayout& l, Generation gen) {
   a.out_dtype = D(Dtype::FP32);
   a.num_active_channels = n;
   a.dst = Contiguous<2>(Sbuf(0, l.mean, gen), 2);
-  out.push_back(Build(Opcode::BatchNormAggregate, a));
+  out.push_back(MakeInstruction(Opcode::BatchNormAggregate, a));
   return out;
 }
 
@@ -114,7 +106,7 @@ std::vector<Instruction> BnBackward(const BnLayout& l, Generation gen, float eps
     s.op0 = static_cast<uint8_t>(op0);
     s.op1 = static_cast<uint8_t>(AluOp::BYPASS);
     s.imm0 = op0 == AluOp::RSQRT ? 0 : Bits(imm0);
-    return Build(Opcode::TensorScalarArith, s);
+    return MakeInstruction(Opcode::TensorScalarArith, s);
   };
   auto tt = [&](uint32_t a, uint32_t b, uint32_t dst, uint16_t count, AluOp op) {
     S3S3D3_TT s{};
@@ -125,7 +117,7 @@ std::vector<Instruction> BnBackward(const BnLayout& l, Generation gen, float eps
     s.src0 = Contiguous<3>(Sbuf(0, a, gen), count);
     s.src1 = Contiguous<3>(Sbuf(0, b, gen), count);
     s.dst = Contiguous<3>(Sbuf(0, dst, gen), count);
-    return Build(Opcode::TensorTensorArith, s);
+    return MakeInstruction(Opcode::TensorTensorArith, s);
   };
   // vf = 1/sqrt(var + eps)
   out.push_back(ts(l.mean + 4, l.var_eps, AluOp::ADD, eps));
@@ -142,7 +134,7 @@ std::vector<Instruction> BnBackward(const BnLayout& l, Generation gen, float eps
     g.imm_out_dtypes = static_cast<uint8_t>(D(Dtype::FP32) | (D(Dtype::FP32) << 4));
     g.imm_srcs = 0x11;  // both pointers
     g.num_active_channels = n;
-    out.push_back(Build(Opcode::BatchNormGradAccumulate2, g));
+    out.push_back(MakeInstruction(Opcode::BatchNormGradAccumulate2, g));
   }
   // Combine the tile sums into tile 0's slot.
   for (int t = 1; t < l.tiles(); ++t) out.push_back(tt(l.sums, l.sums + t * 12, l.sums, 3, AluOp::ADD));
@@ -161,7 +153,7 @@ std::vector<Instruction> BnBackward(const BnLayout& l, Generation gen, float eps
   p.imm1_ptr = Sbuf(0, l.a, gen);
   p.imm0_src = 1;
   p.imm1_src = 1;
-  out.push_back(Build(Opcode::BatchNormParamLoad2, p));
+  out.push_back(MakeInstruction(Opcode::BatchNormParamLoad2, p));
   for (int t = 0; t < l.tiles(); ++t) {
     S3S3D3_TT b{};
     b.in_dtypes = static_cast<uint8_t>(D(l.dtype) | (D(l.dtype) << 4));
@@ -171,7 +163,7 @@ std::vector<Instruction> BnBackward(const BnLayout& l, Generation gen, float eps
     b.src0 = Contiguous<3>(Sbuf(0, l.x + t * kStatsTile * es, gen), kStatsTile);
     b.src1 = Contiguous<3>(Sbuf(0, l.dy + t * kStatsTile * es, gen), kStatsTile);
     b.dst = Contiguous<3>(Sbuf(0, l.dx + t * kStatsTile * es, gen), kStatsTile);
-    out.push_back(Build(Opcode::BatchNormBackProp, b));
+    out.push_back(MakeInstruction(Opcode::BatchNormBackProp, b));
   }
   return out;
 }
@@ -203,7 +195,7 @@ std::vector<Instruction> TiledOpProgram(std::string_view op, int channels, int e
       s.num_active_channels = static_cast<uint8_t>(channels);
       s.even_count = s.odd_count = tile / 2.0f;
       s.dst = Row<2>(kOut + base / tile * 24, 6, gen);
-      p.push_back(Build(Opcode::BatchNormStats2, s));
+      p.push_back(MakeInstruction(Opcode::BatchNormStats2, s));
     } else if (op == "GradAccum2") {
       S3S3D1_BN2 g{};
       g.imm0 = Sbuf(0, kScalars, gen);
@@ -215,7 +207,7 @@ std::vector<Instruction> TiledOpProgram(std::string_view op, int channels, int e
       g.imm_out_dtypes = static_cast<uint8_t>(D(Dtype::FP32) | D(Dtype::FP32) << 4);
       g.imm_srcs = 0x11;
       g.num_active_channels = static_cast<uint8_t>(channels);
-      p.push_back(Build(Opcode::BatchNormGradAccumulate2, g));
+      p.push_back(MakeInstruction(Opcode::BatchNormGradAccumulate2, g));
     } else if (op == "BackProp") {
       S3S3D3_TT b{};
       b.in_dtypes = static_cast<uint8_t>(D(dt) | D(dt) << 4);
@@ -224,7 +216,7 @@ std::vector<Instruction> TiledOpProgram(std::string_view op, int channels, int e
       b.src0 = Row<3>(kX + off, n, gen);
       b.src1 = Row<3>(kDy + off, n, gen);
       b.dst = Row<3>(kOut + off, n, gen);
-      p.push_back(Build(Opcode::BatchNormBackProp, b));
+      p.push_back(MakeInstruction(Opcode::BatchNormBackProp, b));
     } else if (op == "TensorScalar") {
       S3D3_TS t{};
       t.src = Row<3>(kX + off, n, gen);
@@ -236,7 +228,7 @@ std::vector<Instruction> TiledOpProgram(std::string_view op, int channels, int e
       const float a = 1.5f, b = -0.25f;
       std::memcpy(&t.imm0, &a, 4);
       std::memcpy(&t.imm1, &b, 4);
-      p.push_back(Build(Opcode::TensorScalarArith, t));
+      p.push_back(MakeInstruction(Opcode::TensorScalarArith, t));
     } else if (op == "TensorTensor") {
       S3S3D3_TT t{};
       t.in_dtypes = static_cast<uint8_t>(D(dt) | D(dt) << 4);
@@ -246,14 +238,14 @@ std::vector<Instruction> TiledOpProgram(std::string_view op, int channels, int e
       t.src0 = Row<3>(kX + off, n, gen);
       t.src1 = Row<3>(kDy + off, n, gen);
       t.dst = Row<3>(kOut + off, n, gen);
-      p.push_back(Build(Opcode::TensorTensorArith, t));
+      p.push_back(MakeInstruction(Opcode::TensorTensorArith, t));
     } else {  // Reciprocal
       S4D4_TR r{};
       r.src = Row<4>(kX + off, n, gen);
       r.dst = Row<4>(kOut + off, n, gen);
       r.in_dtype = r.out_dtype = D(dt);
       r.num_active_channels = static_cast<uint8_t>(channels);
-      p.push_back(Build(Opcode::Reciprocal, r));
+      p.push_back(MakeInstruction(Opcode::Reciprocal, r));
     }
   }
   return p;

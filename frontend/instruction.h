@@ -38,5 +38,14 @@ std::vector<uint8_t> EncodeStream(std::span<const Instruction> program);
 
 // Builds a zeroed record with the opcode and the mandatory inst_word_len = 0x10.
 Instruction MakeInstruction(Opcode op);
+// Builds a record from a filled struct view (its header is overwritten: opcode, 0x10).
+template <typename S>
+Instruction MakeInstruction(Opcode op, const S& s) {
+  Instruction inst;
+  StoreTo(s, inst.bytes.data());
+  inst.bytes[0] = static_cast<uint8_t>(op);
+  inst.bytes[1] = 0x10;
+  return inst;
+}
 
 }  // namespace dvejit

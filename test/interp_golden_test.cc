@@ -57,14 +57,6 @@ TensorPattern<N> T(uint32_t addr, std::initializer_list<uint16_t> num,
   return t;
 }
 
-template <typename S>
-Instruction Build(Opcode op, const S& s) {
-  Instruction inst;
-  StoreTo(s, inst.bytes.data());
-  inst.bytes[0] = static_cast<uint8_t>(op);
-  inst.bytes[1] = 0x10;
-  return inst;
-}
 
 template <typename T>
 std::string HexOf(T v) {
@@ -224,7 +216,7 @@ class Golden : public ::testing::Test {
     const auto n = static_cast<uint16_t>(a.size());
     Put(0, 0, a);
     Put(0, 512, b);
-    Ok({Build(opc, TtStruct(d0, d1, dout, op, 1, T<3>(Sb(0, 0), {n}), T<3>(Sb(0, 512), {n}),
+    Ok({MakeInstruction(opc, TtStruct(d0, d1, dout, op, 1, T<3>(Sb(0, 0), {n}), T<3>(Sb(0, 512), {n}),
                             T<3>(Sb(0, 1024), {n})))});
     return Hex(Get<Out>(0, 1024, n));
   }
@@ -238,7 +230,7 @@ class Golden : public ::testing::Test {
                               uint8_t negated = 0) {
     const auto n = static_cast<uint16_t>(a.size());
     Put(0, 0, a);
-    Ok({Build(opc, TrStruct(in, out, 1, T<4>(Sb(0, 0), {n}), T<4>(Sb(0, 1024), {n}), negated))});
+    Ok({MakeInstruction(opc, TrStruct(in, out, 1, T<4>(Sb(0, 0), {n}), T<4>(Sb(0, 1024), {n}), negated))});
     return Hex(Get<Out>(0, 1024, n));
   }
 
@@ -261,7 +253,7 @@ class GoldenMaverick : public Golden {
 TEST_F(Golden, Stats2SeedFiveElementExample) {
   PutF(0, 0, {1, 2, 4, 3, 7});  // channel 0: even {1, 4, 7}, odd {2, 3}
   PutF(1, 0, {1, 0, 2, 0, 4});  // channel 1: even {1, 2, 4}, odd {0, 0}
-  Ok({Build(Opcode::BatchNormStats2,
+  Ok({MakeInstruction(Opcode::BatchNormStats2,
             BnStruct(Sb(0, 0), {5}, Dtype::FP32, Dtype::FP32, 2, 3.0f, 2.0f, Sb(0, 64), 6))});
   // Channel 0, even stream (Welford with r(n)):
   //   n=1 x=1: delta = 1;   mean = fma(1, r(1), 0)   = 1;   m2 = fma(1, 1−1, 0)    = 0
@@ -290,9 +282,9 @@ TEST_F(Golden, Stats2NarrowInOut) {
   PutU16(0, 0, {0x3C00, 0x0000, 0x4000, 0x0000, 0x4400});
   // bf16 1, 0, 2, 0, 4 = 0x3F80 0x0000 0x4000 0x0000 0x4080
   PutU16(0, 32, {0x3F80, 0x0000, 0x4000, 0x0000, 0x4080});
-  Ok({Build(Opcode::BatchNormStats2,
+  Ok({MakeInstruction(Opcode::BatchNormStats2,
             BnStruct(Sb(0, 0), {5}, Dtype::FP16, Dtype::BFLOAT16, 1, 3.0f, 2.0f, Sb(0, 64), 6)),
-      Build(Opcode::BatchNormStats2,
+      MakeInstruction(Opcode::BatchNormStats2,
             BnStruct(Sb(0, 32), {5}, Dtype::BFLOAT16, Dtype::FP16, 1, 3.0f, 2.0f, Sb(0, 96), 6))});
   // The fp32 results are those of channel 1 above: [3, 0x40155555, 0x40955556, 2, 0, 0].
   // bf16 (round the low 16 bits): 0x40155555 → 0x4015 (0x5555 < 0x8000),
@@ -312,7 +304,7 @@ TEST_F(Golden, TransposeStats2) {
     x[31] = 18.0f;
     Put(c, 0, x);
   }
-  Ok({Build(Opcode::TransposeBatchNormStats2,
+  Ok({MakeInstruction(Opcode::TransposeBatchNormStats2,
             BnStruct(Sb(0, 0), {8, 4}, Dtype::FP32, Dtype::FP32, 32, 16.0f, 16.0f, Sb(0, 256),
                      6))});
   // Even stream: 16 × c. n=1: delta = c, mean = fma(c, 1, 0) = c, m2 = fma(c, 0, 0) = 0; then
@@ -330,9 +322,9 @@ TEST_F(Golden, TransposeStats2) {
 TEST_F(Golden, StatsSingleStream) {
   PutF(0, 0, {1, 2, 4, 3, 7});
   const RunReport r = Ok(
-      {Build(Opcode::BatchNormStats,
+      {MakeInstruction(Opcode::BatchNormStats,
              BnStruct(Sb(0, 0), {5}, Dtype::FP32, Dtype::FP32, 1, 3.0f, 2.0f, Sb(0, 64), 3)),
-       Build(Opcode::BatchNormStats, BnStruct(Sb(0, 0), {5}, Dtype::FP32, Dtype::FP32, 1,
+       MakeInstruction(Opcode::BatchNormStats, BnStruct(Sb(0, 0), {5}, Dtype::FP32, Dtype::FP32, 1,
                                               16777216.0f, 1.0f, Sb(0, 96), 3))});
   // n=1 x=1: mean 1, m2 0.  n=2 x=2: delta 1, mean 1.5, m2 0.5.
   // n=3 x=4: delta 2.5, mean = 0x40155555, m2 = 0x40955556 (as in Stats2 channel 1).
@@ -359,7 +351,7 @@ TEST_F(Golden, AggregateParamRamAndNewtonPaths) {
   const float nan = F(0x7FC00000), inf = F(0x7F800000);
   PutF(0, 0, {1, 0, 0, -0.0f, nan, inf, 5, 2, 1});    // (1,0,0) (−0,NaN,inf) (5,2,1)
   PutF(1, 0, {1.5f, 2, 0.25f, 0, 7, 7, 1, 4, 0});     // (1.5,2,0.25) (0,7,7) (1,4,0)
-  Ok({Build(Opcode::BatchNormAggregate,
+  Ok({MakeInstruction(Opcode::BatchNormAggregate,
             BnStruct(Sb(0, 0), {9}, Dtype::FP32, Dtype::FP32, 2, 0, 0, Sb(0, 64), 2))});
   // Channel 0: n = mean = m2 = 0.
   //  (1,0,0): nab = 1; w = ndiv(1, 1) = 1·r(1) = 1; delta = 0 − 0 = 0; mean = fma(0, 1, 0) = 0;
@@ -408,8 +400,8 @@ TEST_F(Golden, AggregateUsesLoadedParameterRam) {
   const float vals[8] = {1.0f, 0.75f, 3, 4, 5, 6, 7, 8};  // entry 1 (recip(2)) := 0.75
   std::memcpy(p.immediate, vals, sizeof vals);
   PutF(0, 0, {2, 3, 4});
-  Ok({Build(Opcode::LoadParameterRam, p),
-      Build(Opcode::BatchNormAggregate,
+  Ok({MakeInstruction(Opcode::LoadParameterRam, p),
+      MakeInstruction(Opcode::BatchNormAggregate,
             BnStruct(Sb(0, 0), {3}, Dtype::FP32, Dtype::FP32, 1, 0, 0, Sb(0, 64), 2))});
   for (int k = 0; k < 8; ++k) EXPECT_EQ(B(m.state().pram[k]), B(vals[k])) << k;
   EXPECT_EQ(B(m.state().pram[8]), B(1.0f / 9.0f));  // entries past the 8 keep their value
@@ -437,7 +429,7 @@ TEST_F(Golden, GradAccumV1InvalidImmDtypeIsFp32) {
   g.immediate_dtype = 0;  // INVALID → FP32
   g.out_dtype = D(Dtype::FP32);
   g.num_active_channels = 2;
-  const RunReport r = Ok({Build(Opcode::BatchNormGradAccumulate, g)});
+  const RunReport r = Ok({MakeInstruction(Opcode::BatchNormGradAccumulate, g)});
   // Channel 0: vf2 = vf·vf = rne(0.11111111773) = 0x3DE38E3A.
   //   k=0 x=1 dy=2:  d = −1, p = −2; s0 = 2; s1 = fma(−2, vf, 0) = 0xBF2AAAAB;
   //                  s2 = fma(−2, vf2, 0) = 0xBE638E3A
@@ -481,7 +473,7 @@ TEST_F(Golden, GradAccum2RegisterAndPointerImmediates) {
   g2.imm_srcs = 0x21;   // imm0 pointer (low nibble), imm1 register
   g2.dst = T<1>(Sb(0, 96), {3});
   const RunReport r =
-      Ok({Build(Opcode::BatchNormGradAccumulate2, g), Build(Opcode::BatchNormGradAccumulate2, g2)});
+      Ok({MakeInstruction(Opcode::BatchNormGradAccumulate2, g), MakeInstruction(Opcode::BatchNormGradAccumulate2, g2)});
   EXPECT_TRUE(r.warnings.empty());
   // Channel 0: vf = 0x3555 → fp32 0x3EAAA000 (0.333251953125 = 1365/4096, exact);
   //   vf2 = 1863225/2^24 = 0x3DE371C8 (exact).
@@ -525,7 +517,7 @@ TEST_F(Golden, ParamLoad2ThenBackProp) {
   p.imm1_ptr = Sb(0, 40);
   p.imm0_src = kPtr;
   p.imm1_src = kPtr;
-  Ok({Build(Opcode::BatchNormGradAccumulate2, g), Build(Opcode::BatchNormParamLoad2, p)});
+  Ok({MakeInstruction(Opcode::BatchNormGradAccumulate2, g), MakeInstruction(Opcode::BatchNormParamLoad2, p)});
   // Sums as in GradAccumV1InvalidImmDtypeIsFp32: channel 0 {2, 0x3F2AAAAB, 0x3E638E3A},
   // channel 1 {2, 4, 4}. ParamLoad2: N = 3, mean = *imm0, A = *imm1, B = src[0], C = src[1].
   const LaneState& l0 = m.state().lanes[0];
@@ -535,7 +527,7 @@ TEST_F(Golden, ParamLoad2ThenBackProp) {
   EXPECT_EQ(Hex(U32{B(l1.bn_n), B(l1.bn_mean), B(l1.bn_a), B(l1.bn_b), B(l1.bn_c)}),
             Hex(U32{0x40400000, 0x3F800000, 0x3F000000, 0x40000000, 0x40800000}));
   EXPECT_EQ(G32(0, 128, 3), Hex(U32{0, 0, 0}));  // ParamLoad2 writes no memory
-  Ok({Build(Opcode::BatchNormBackProp,
+  Ok({MakeInstruction(Opcode::BatchNormBackProp,
             TtStruct(Dtype::FP32, Dtype::FP32, Dtype::FP32, AluOp::BYPASS, 2, T<3>(Sb(0, 0), {3}),
                      T<3>(Sb(0, 16), {3}), T<3>(Sb(0, 128), {3})))});
   // Channel 0 (N = 3, mean = 2, A = 0x3EAAAAAB, B = 2, C = 0x3E638E3A = 0.222222238779068):
@@ -568,7 +560,7 @@ TEST_F(Golden, ParamLoadAbcOrderThenBackProp) {
   p.num_active_channels = 2;
   p.imm0_ptr = Sb(0, 16);
   p.imm0_src = 0;  // 0 means "pointer in the instruction" for ParamLoad
-  const RunReport r = Ok({Build(Opcode::BatchNormParamLoad, p)});
+  const RunReport r = Ok({MakeInstruction(Opcode::BatchNormParamLoad, p)});
   ASSERT_EQ(r.warnings.size(), 1u);
   EXPECT_NE(r.warnings[0].find("BatchNormParamLoad"), std::string::npos);
   const LaneState& l0 = m.state().lanes[0];
@@ -589,8 +581,8 @@ TEST_F(Golden, ParamLoadAbcOrderThenBackProp) {
   PutU16(0, 48, {0x3F80, 0x3E80, 0x3E9A});  // dy = bf16 {1.0, 0.25, 0.30078125}
   PutU16(1, 32, {0x3FC0, 0xBF00, 0x4040});
   PutU16(1, 48, {0x3F80, 0x3E80, 0x3E9A});
-  Ok({Build(Opcode::BatchNormParamLoad, p2),
-      Build(Opcode::BatchNormBackProp,
+  Ok({MakeInstruction(Opcode::BatchNormParamLoad, p2),
+      MakeInstruction(Opcode::BatchNormBackProp,
             TtStruct(Dtype::BFLOAT16, Dtype::BFLOAT16, Dtype::BFLOAT16, AluOp::BYPASS, 2,
                      T<3>(Sb(0, 32), {3}), T<3>(Sb(0, 48), {3}), T<3>(Sb(0, 64), {3})))});
   EXPECT_EQ(B(m.state().lanes[0].bn_mean), 0x3F000000u);  // 0.5 through r9
@@ -620,7 +612,7 @@ TEST_F(Golden, TensorScalarReverseFormsAndImmediateSources) {
   ASSERT_TRUE(m.SetRegister(5, Sb(0, 68)).ok());
   auto ts = [&](uint8_t src0, uint32_t imm0, uint8_t src1, uint32_t imm1, uint8_t rev,
                 uint32_t dst) {
-    return Build(Opcode::TensorScalarArith,
+    return MakeInstruction(Opcode::TensorScalarArith,
                  TsStruct(Dtype::FP32, Dtype::FP32, 2, T<3>(Sb(0, 0), {2}), T<3>(Sb(0, dst), {2}),
                           AluOp::SUBTRACT, src0, imm0, AluOp::SUBTRACT, src1, imm1, rev));
   };
@@ -650,13 +642,13 @@ TEST_F(Golden, TensorScalarRoundingConversionsAndNaN) {
   PutU32(0, 0, {0x3F800800});                     // t = 1 + 2^-12
   Put(0, 16, std::vector<int16_t>{-300, 7, -7});  // int16
   PutU32(0, 32, {0x7F800000, 0xFFC00001});        // +inf, a negative NaN with payload
-  Ok({Build(Opcode::TensorScalarArith,
+  Ok({MakeInstruction(Opcode::TensorScalarArith,
             TsStruct(Dtype::FP32, Dtype::FP32, 1, T<3>(Sb(0, 0), {1}), T<3>(Sb(0, 64), {1}),
                      AluOp::MULT, kInst, 0x3F800800, AluOp::ADD, kInst, B(-1.0f))),
-      Build(Opcode::TensorScalarArith,
+      MakeInstruction(Opcode::TensorScalarArith,
             TsStruct(Dtype::INT16, Dtype::INT8, 1, T<3>(Sb(0, 16), {3}), T<3>(Sb(0, 80), {3}),
                      AluOp::MULT, kInst, B(0.5f), AluOp::BYPASS, kInst, 0)),
-      Build(Opcode::TensorScalarArith,
+      MakeInstruction(Opcode::TensorScalarArith,
             TsStruct(Dtype::FP32, Dtype::FP16, 1, T<3>(Sb(0, 32), {2}), T<3>(Sb(0, 96), {2}),
                      AluOp::MULT, kInst, B(0.0f), AluOp::BYPASS, kInst, 0))});
   // (1 + 2^-12)² = 1 + 2^-11 + 2^-24: the 2^-24 is half an ulp → tie → even → 1 + 2^-11
@@ -673,7 +665,7 @@ TEST_F(Golden, TensorScalarRoundingConversionsAndNaN) {
 TEST_F(Golden, TensorScalarRsqrtForm) {
   PutU32(0, 0, {0x40000000, 0x3FD98991, 0x40800000, 0xBF800000, 0x00000000, 0x80000000,
                 0x7F800000, 0xFF800000, 0x00800000, 0x7E800000, 0x00000001, 0x7FC00001});
-  Ok({Build(Opcode::TensorScalarArith,
+  Ok({MakeInstruction(Opcode::TensorScalarArith,
             TsStruct(Dtype::FP32, Dtype::FP32, 1, T<3>(Sb(0, 0), {12}), T<3>(Sb(0, 64), {12}),
                      AluOp::RSQRT, kInst, 0, AluOp::BYPASS, kInst, 0))});
   // a = 2 = 1.0 × 2^1: e odd, j = 0: RSQ_ODD[0] = round(256/sqrt(2.015625)) = 180 (0xB4),
@@ -703,7 +695,7 @@ TEST_F(Golden, TensorScalarRsqrtForm) {
 TEST_F(Golden, TensorScalarUnaryOpsIgnoreOperandOrder) {
   PutF(0, 0, {-3.0f, 2.0f});
   // op0 = ABSOLUTE_VALUE reversed (s0 = 100 is not used), op1 = ADD reversed: 200 + |t|.
-  Ok({Build(Opcode::TensorScalarArith,
+  Ok({MakeInstruction(Opcode::TensorScalarArith,
             TsStruct(Dtype::FP32, Dtype::FP32, 1, T<3>(Sb(0, 0), {2}), T<3>(Sb(0, 64), {2}),
                      AluOp::ABSOLUTE_VALUE, kInst, B(100.0f), AluOp::ADD, kInst, B(200.0f), 3))});
   EXPECT_EQ(G32(0, 64, 2), Hex(U32{B(203.0f), B(202.0f)}));
@@ -712,11 +704,11 @@ TEST_F(Golden, TensorScalarUnaryOpsIgnoreOperandOrder) {
 TEST_F(GoldenMariana, TensorScalarReluAndSquareIgnoreOperandOrder) {
   PutF(0, 0, {3.0f, -2.0f, 1.0f});
   Ok({// RE_LU as op1 with reverse Both: relu(s0 − t), s1 = −5 unused.
-      Build(Opcode::TensorScalarArith,
+      MakeInstruction(Opcode::TensorScalarArith,
             TsStruct(Dtype::FP32, Dtype::FP32, 1, T<3>(Sb(0, 0), {3}), T<3>(Sb(0, 64), {3}),
                      AluOp::SUBTRACT, kInst, B(1.0f), AluOp::RE_LU, kInst, B(-5.0f), 3)),
       // SQUARE as op0 with reverse First: t·t, not s0·s0 = 49.
-      Build(Opcode::TensorScalarArith,
+      MakeInstruction(Opcode::TensorScalarArith,
             TsStruct(Dtype::FP32, Dtype::FP32, 1, T<3>(Sb(0, 0), {3}), T<3>(Sb(0, 96), {3}),
                      AluOp::SQUARE, kInst, B(7.0f), AluOp::BYPASS, kInst, 0, 1))});
   // relu(1 − 3) = relu(−2) = +0; relu(1 + 2) = 3; relu(1 − 1 = +0) = +0.
@@ -736,7 +728,7 @@ TEST_F(Golden, TensorScalarBitvec) {
   ASSERT_TRUE(m.SetRegister(12, Sb(0, 82)).ok());
   auto bv = [&](Dtype d, uint32_t src, uint16_t n, uint32_t dst, AluOp op0, uint8_t s0src,
                 uint32_t s0, AluOp op1, uint8_t s1src, uint32_t s1, uint8_t rev = 0) {
-    return Build(Opcode::TensorScalarBitvec,
+    return MakeInstruction(Opcode::TensorScalarBitvec,
                  TsStruct(d, d, 1, T<3>(Sb(0, src), {n}), T<3>(Sb(0, dst), {n}), op0, s0src, s0,
                           op1, s1src, s1, rev));
   };
@@ -790,7 +782,7 @@ TEST_F(Golden, TensorScalarPtr) {
                        T<3>(Sb(0, 80), {2}), AluOp::BITWISE_OR, 0, Sb(0, 48), AluOp::BITWISE_AND,
                        0, Sb(0, 50));
   const RunReport r =
-      Ok({Build(Opcode::TensorScalarPtrArith, a), Build(Opcode::TensorScalarPtrBitvec, b)});
+      Ok({MakeInstruction(Opcode::TensorScalarPtrArith, a), MakeInstruction(Opcode::TensorScalarPtrBitvec, b)});
   // ch0: 1·2 + 0.5 = 2.5, 2·2 + 0.5 = 4.5; ch1: 1·(−1) + 10 = 9, 2·(−1) + 10 = 8
   EXPECT_EQ(G32(0, 64, 2), Hex(U32{0x40200000, 0x40900000}));
   EXPECT_EQ(G32(1, 64, 2), Hex(U32{0x41100000, 0x41000000}));
@@ -810,7 +802,7 @@ TEST_F(Golden, TransposeTensorScalarArith) {
     for (int k = 0; k < 32; ++k) x[k] = static_cast<float>(k + c);
     Put(c, 0, x);
   }
-  Ok({Build(Opcode::TransposeTensorScalarArith,
+  Ok({MakeInstruction(Opcode::TransposeTensorScalarArith,
             TsStruct(Dtype::FP32, Dtype::FP32, 32, T<3>(Sb(0, 0), {32}), T<3>(Sb(0, 128), {32}),
                      AluOp::MULT, kInst, B(2.0f), AluOp::ADD, kInst, B(1.0f)))});
   for (uint32_t c = 0; c < 32; ++c) {
@@ -827,7 +819,7 @@ TEST_F(Golden, TensorScalarPointerReadBeforeAnyWrite) {
   PutF(1, 0, {1.0f});
   PutF(0, 64, {10.0f});  // channel 0's s0
   PutF(1, 64, {20.0f});  // channel 1's s0, overwritten by channel 0's result
-  Ok({Build(Opcode::TensorScalarArith,
+  Ok({MakeInstruction(Opcode::TensorScalarArith,
             TsStruct(Dtype::FP32, Dtype::FP32, 2, T<3>(Sb(0, 0), {1}), T<3>(Sb(1, 64), {1}),
                      AluOp::ADD, kPtr, Sb(0, 64), AluOp::BYPASS, kInst, 0))});
   // ch0: 1 + 10 = 11 → partition 1 @64; ch1: 1 + 20 (the value before the instruction) = 21
@@ -850,10 +842,10 @@ TEST_F(Golden, TensorScalarBitvecAndCachePointersReadBeforeAnyWrite) {
                            T<3>(Sb(1, 128), {1}), AluOp::ADD, kPtr, Sb(0, 128), AluOp::ADD,
                            kInst, 0);
   cache.accumulator_cmd = 3;  // ZERO_ACCUMULATE
-  Ok({Build(Opcode::TensorScalarBitvec,
+  Ok({MakeInstruction(Opcode::TensorScalarBitvec,
             TsStruct(Dtype::UINT32, Dtype::UINT32, 2, T<3>(Sb(0, 0), {1}), T<3>(Sb(1, 64), {1}),
                      AluOp::BITWISE_OR, kPtr, Sb(0, 64), AluOp::BYPASS, kInst, 0)),
-      Build(Opcode::TensorScalarCacheReduce, cache)});
+      MakeInstruction(Opcode::TensorScalarCacheReduce, cache)});
   // ch0: 0x0F | 0xF0 = 0xFF → partition 1; ch1: 0x0F | 0x300 = 0x30F → partition 2.
   EXPECT_EQ(G32(1, 64, 1), Hex(U32{0xFF}));
   EXPECT_EQ(G32(2, 64, 1), Hex(U32{0x30F}));
@@ -881,7 +873,7 @@ TEST_F(Golden, GradAccumPointerReadBeforeAnyWrite) {
   g.imm_out_dtypes = Pair(Dtype::FP32, Dtype::FP32);
   g.imm_srcs = 0x11;
   g.num_active_channels = 2;
-  Ok({Build(Opcode::BatchNormGradAccumulate2, g)});
+  Ok({MakeInstruction(Opcode::BatchNormGradAccumulate2, g)});
   // ch0: d = 3 − 1 = 2, p = 2: sums {1, 2, 2} → partition 1 @32.
   // ch1: mu = 2 (read before ch0's write): d = 1, p = 1: sums {1, 1, 1} → partition 2 @32.
   EXPECT_EQ(G32(1, 32, 3), Hex(U32{B(1.0f), B(2.0f), B(2.0f)}));
@@ -1090,10 +1082,10 @@ TEST_F(Golden, CopyAndCastPredicated) {
   Put(0, 64, data);
   Put(0, 128, std::vector<uint32_t>(5, 0xDEADBEEF));
   PutU8(0, 160, {0xAA, 0xAA, 0xAA, 0xAA, 0xAA});
-  Ok({Build(Opcode::CopyPredicated,
+  Ok({MakeInstruction(Opcode::CopyPredicated,
             TtStruct(Dtype::INT8, Dtype::FP32, Dtype::FP32, AluOp::BYPASS, 1, T<3>(Sb(0, 0), {5}),
                      T<3>(Sb(0, 64), {5}), T<3>(Sb(0, 128), {5}))),
-      Build(Opcode::CastPredicated,
+      MakeInstruction(Opcode::CastPredicated,
             TtStruct(Dtype::UINT16, Dtype::FP32, Dtype::INT8, AluOp::BYPASS, 1,
                      T<3>(Sb(0, 16), {5}), T<3>(Sb(0, 64), {5}), T<3>(Sb(0, 160), {5})))});
   // Copy: same bits (the NaN payload is kept) where the predicate is nonzero; else unchanged.
@@ -1244,12 +1236,12 @@ TEST_F(Golden, Memset) {
   Put(0, 0, std::vector<uint32_t>(8, 0x11111111));
   Put(1, 0, std::vector<uint32_t>(8, 0x11111111));
   Ok({// fp32: the raw bits, a NaN payload included, 3 elements with step 2.
-      Build(Opcode::Memset,
+      MakeInstruction(Opcode::Memset,
             MemsetStruct(Dtype::FP32, 2, T<4>(Sb(0, 0), {3}, {2}), 0x7FC00001)),
       // int8 in a 2 × 2 pattern at byte 64 (steps 1, 4).
-      Build(Opcode::Memset, MemsetStruct(Dtype::INT8, 2, T<4>(Sb(0, 64), {2, 2}, {1, 4}), 0xAB)),
+      MakeInstruction(Opcode::Memset, MemsetStruct(Dtype::INT8, 2, T<4>(Sb(0, 64), {2, 2}, {1, 4}), 0xAB)),
       // uint16 with a step-0 broadcast: 5 writes to one element.
-      Build(Opcode::Memset, MemsetStruct(Dtype::UINT16, 2, T<4>(Sb(0, 80), {5}, {0}), 0xBEEF))});
+      MakeInstruction(Opcode::Memset, MemsetStruct(Dtype::UINT16, 2, T<4>(Sb(0, 80), {5}, {0}), 0xBEEF))});
   for (uint32_t c = 0; c < 2; ++c) {
     EXPECT_EQ(G32(c, 0, 6), Hex(U32{0x7FC00001, 0x11111111, 0x7FC00001, 0x11111111, 0x7FC00001,
                                     0x11111111}));
@@ -1267,9 +1259,9 @@ TEST_F(Golden, Max8OrderingNaNZerosInfDuplicates) {
   // Channel 1: three NaNs: one of them is among the 8 largest and is stored canonical.
   PutU32(1, 0, {0x7FC00001, 0xFFC00002, 0x7F800003, B(1), B(2), B(3), B(4), B(5), B(6), B(7)});
   Put(0, 128, std::vector<int16_t>{-5, 100, 3, 3, 0, -32768, 7, 8, 9});
-  Ok({Build(Opcode::Max8,
+  Ok({MakeInstruction(Opcode::Max8,
             BnStruct(Sb(0, 0), {10}, Dtype::FP32, Dtype::FP32, 2, 0, 0, Sb(0, 64), 8)),
-      Build(Opcode::Max8,
+      MakeInstruction(Opcode::Max8,
             BnStruct(Sb(0, 128), {9}, Dtype::INT16, Dtype::BFLOAT16, 1, 0, 0, Sb(0, 160), 8))});
   // The 8 largest in ascending order: −1, −0, +0, 2, 3, 3, 5, inf.
   EXPECT_EQ(G32(0, 64, 8), Hex(U32{0xBF800000, kNegZero, 0, 0x40000000, 0x40400000, 0x40400000,
@@ -1292,14 +1284,14 @@ TEST_F(Golden, MatchValueLoadFindIndex8AndReadIndices) {
   D4_MR ri16 = MemsetStruct(Dtype::UINT16, 1, T<4>(Sb(0, 192), {8}), 0);
   D4_MR ri32 = MemsetStruct(Dtype::UINT32, 1, T<4>(Sb(0, 224), {8}), 0);
   // Before any FindIndex8 the lane holds the reset value 0xFFFFFFFF (UINT16: 0xFFFF).
-  Ok({Build(Opcode::DveReadIndices, ri16)});
+  Ok({MakeInstruction(Opcode::DveReadIndices, ri16)});
   EXPECT_EQ(G16(0, 192, 8), Hex(std::vector<uint16_t>(8, 0xFFFF)));
-  Ok({Build(Opcode::MatchValueLoad, mvl),
-      Build(Opcode::FindIndex8,
+  Ok({MakeInstruction(Opcode::MatchValueLoad, mvl),
+      MakeInstruction(Opcode::FindIndex8,
             BnStruct(Sb(0, 64), {10}, Dtype::FP32, Dtype::UINT16, 1, 0, 0, Sb(0, 128), 8)),
-      Build(Opcode::FindIndex8,
+      MakeInstruction(Opcode::FindIndex8,
             BnStruct(Sb(0, 64), {10}, Dtype::FP32, Dtype::UINT32, 1, 0, 0, Sb(0, 160), 8)),
-      Build(Opcode::DveReadIndices, ri16), Build(Opcode::DveReadIndices, ri32)});
+      MakeInstruction(Opcode::DveReadIndices, ri16), MakeInstruction(Opcode::DveReadIndices, ri32)});
   // mv = keys reversed (the NaN payload kept: lane writes are not stores).
   const LaneState& l = m.state().lanes[0];
   std::vector<uint32_t> mv;
@@ -1333,7 +1325,7 @@ TEST_F(Golden, MatchReplace8) {
   mr.num_active_channels = 1;
   mr.replacement = -1.0f;
   mr.dst = T<4>(Sb(0, 128), {10});
-  Ok({Build(Opcode::MatchValueLoad, mvl), Build(Opcode::MatchReplace8, mr)});
+  Ok({MakeInstruction(Opcode::MatchValueLoad, mvl), MakeInstruction(Opcode::MatchReplace8, mr)});
   // The first matches (j = 0, 1, 2, 4, 7, 9; see FindIndex8 above) become −1 (fp16 0xBC00);
   // the rest keep their value through fp32: NaN → 0x7E00, 99 → 0x5630, 20 → 0x4D00,
   // 10 → 0x4900.
@@ -1348,7 +1340,7 @@ TEST_F(Golden, MatchReplace8) {
   mr.out_dtype = D(Dtype::FP32);
   mr.replacement = 0.5f;
   mr.dst = T<4>(Sb(0, 256), {4});  // in place: sources are read first
-  Ok({Build(Opcode::MatchReplace8, mr)});
+  Ok({MakeInstruction(Opcode::MatchReplace8, mr)});
   EXPECT_EQ(G32(0, 256, 4), Hex(U32{0x3F000000, B(60), 0x3F000000, 0x3F000000}));
   EXPECT_EQ(Hex(std::vector<uint32_t>(l.idx, l.idx + 8)),
             Hex(U32{2, 0xFFFFFFFF, 0xFFFFFFFF, 3, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0}));
@@ -1384,9 +1376,9 @@ std::vector<Instruction> ImmLdPtrMultiProgram(uint32_t (*sb)(uint32_t, uint32_t)
   pc.op = Op(AluOp::BITWISE_AND);
   pc.op_dim = static_cast<uint8_t>(TensorSubdim::XYZ);
   pc.dst = T<4>(sb(0, 192), {6});
-  return {Build(Opcode::TensorScalarImmLdArith, la), Build(Opcode::TensorScalarPtrMultiArith, pa),
-          Build(Opcode::TensorScalarPtrMultiArith, pb), Build(Opcode::TensorScalarImmLdBitvec, lb),
-          Build(Opcode::TensorScalarPtrMultiBitvec, pc)};
+  return {MakeInstruction(Opcode::TensorScalarImmLdArith, la), MakeInstruction(Opcode::TensorScalarPtrMultiArith, pa),
+          MakeInstruction(Opcode::TensorScalarPtrMultiArith, pb), MakeInstruction(Opcode::TensorScalarImmLdBitvec, lb),
+          MakeInstruction(Opcode::TensorScalarPtrMultiBitvec, pc)};
 }
 
 uint32_t SbCayman(uint32_t p, uint32_t off) {
@@ -1459,7 +1451,7 @@ TEST_F(Golden, CacheReduceCumulativeAndReadAccumulator) {
     S3D3_TS s = TsStruct(Dtype::FP32, Dtype::FP32, 2, T<3>(Sb(0, src), {3}),
                          T<3>(Sb(0, dst), {3}), op0, s0src, s0, op1, kInst, imm1);
     s.accumulator_cmd = cmd;
-    return Build(opc, s);
+    return MakeInstruction(opc, s);
   };
   auto read = [&](Dtype d, uint8_t negated, uint32_t dst) {
     D1_RD s{};
@@ -1468,7 +1460,7 @@ TEST_F(Golden, CacheReduceCumulativeAndReadAccumulator) {
     s.negated = negated;
     s.num_active_channels = 2;
     s.dst = T<1>(Sb(0, dst), {1});
-    return Build(Opcode::DveReadAccumulator, s);
+    return MakeInstruction(Opcode::DveReadAccumulator, s);
   };
   constexpr uint8_t kAccumulate = 2, kZeroAccumulate = 3, kLoadAccumulate = 4;
   Ok({// ZERO_ACCUMULATE (ADD: acc = 0), v = t·s0 (pointer): dst = v; acc = Σv.
@@ -1509,7 +1501,7 @@ TEST_F(Golden, CacheZeroAccumulateIdentities) {
     S3D3_TS s = TsStruct(Dtype::FP32, Dtype::FP32, 1, T<3>(Sb(0, src), {n}),
                          T<3>(Sb(0, dst), {n}), AluOp::ADD, kInst, 0, op1, kInst, 0);
     s.accumulator_cmd = 3;  // ZERO_ACCUMULATE
-    return Build(Opcode::TensorScalarCacheCumulative, s);
+    return MakeInstruction(Opcode::TensorScalarCacheCumulative, s);
   };
   Ok({cache(0, 3, 64, AluOp::MIN), cache(16, 2, 80, AluOp::MULT),
       cache(32, 2, 96, AluOp::SUBTRACT)});
@@ -1528,7 +1520,7 @@ TEST_F(Golden, LoadParameterRamAtTheLastOffset) {
   CTRL_IM p{};
   p.param_ram_offset = 248;
   for (int i = 0; i < 8; ++i) p.immediate[i] = static_cast<float>(-(i + 1));
-  Ok({Build(Opcode::LoadParameterRam, p)});
+  Ok({MakeInstruction(Opcode::LoadParameterRam, p)});
   for (int i = 0; i < 8; ++i) EXPECT_EQ(B(m.state().pram[248 + i]), B(-(i + 1.0f))) << i;
   EXPECT_EQ(B(m.state().pram[247]), B(1.0f / 248.0f));
   EXPECT_EQ(B(m.state().pram[2]), 0x3EAAAAABu);
@@ -1538,7 +1530,7 @@ TEST_F(Golden, EngineNopChangesNothing) {
   PutF(0, 0, {1, 2, 3});
   const std::vector<uint8_t> before = Snapshot();
   const RunReport r =
-      Ok({Build(Opcode::EngineNop, CTRL_IM{}), Build(Opcode::EngineNop, CTRL_IM{})});
+      Ok({MakeInstruction(Opcode::EngineNop, CTRL_IM{}), MakeInstruction(Opcode::EngineNop, CTRL_IM{})});
   EXPECT_EQ(Snapshot(), before);
   EXPECT_TRUE(r.warnings.empty());
   EXPECT_EQ(r.per_opcode.at("EngineNop"), 2);
@@ -1555,7 +1547,7 @@ Instruction Nop(uint8_t wait_mode, uint8_t wait_idx, uint8_t update_mode, uint8_
   s.events.update_mode = update_mode;
   s.events.update_idx = update_idx;
   s.events.semaphore_value = value;
-  return Build(Opcode::EngineNop, s);
+  return MakeInstruction(Opcode::EngineNop, s);
 }
 
 TEST_F(Golden, EventUpdatesAreVisibleInState) {
@@ -1593,10 +1585,10 @@ TEST_F(Golden, StrictEventsWaitSideEffects) {
 
 TEST_F(Golden, StrictEventsUnsatisfiableWaitIsRuntimeError) {
   const std::vector<Instruction> prog = {
-      Build(Opcode::Memset, MemsetStruct(Dtype::UINT8, 1, T<4>(Sb(0, 0), {4}), 0x55)),
+      MakeInstruction(Opcode::Memset, MemsetStruct(Dtype::UINT8, 1, T<4>(Sb(0, 0), {4}), 0x55)),
       Nop(0, 0, 3, 1),                 // sem1 = 1
       Nop(5, 1, 3, 1, 100),            // wait SEM_GE_IMM sem1 >= 100: false
-      Build(Opcode::Memset, MemsetStruct(Dtype::UINT8, 1, T<4>(Sb(0, 8), {4}), 0x66))};
+      MakeInstruction(Opcode::Memset, MemsetStruct(Dtype::UINT8, 1, T<4>(Sb(0, 8), {4}), 0x66))};
   RunOptions strict;
   strict.strict_events = true;
   const RunReport r = Exec(prog, strict);
@@ -1624,7 +1616,7 @@ TEST_F(Golden, TensorTensorCrossPartitionOverlapReadsSourcesFirst) {
   PutF(1, 0, {10, 20});
   PutF(0, 64, {100, 200});
   PutF(1, 64, {1000, 2000});
-  Ok({Build(Opcode::TensorTensorArith,
+  Ok({MakeInstruction(Opcode::TensorTensorArith,
             TtStruct(Dtype::FP32, Dtype::FP32, Dtype::FP32, AluOp::ADD, 2, T<3>(Sb(0, 0), {2}),
                      T<3>(Sb(0, 64), {2}), T<3>(Sb(1, 0), {2})))});
   // ch0: {1 + 100, 2 + 200} → partition 1; ch1: {10 + 1000, 20 + 2000} → partition 2
@@ -1636,7 +1628,7 @@ TEST_F(Golden, TensorTensorCrossPartitionOverlapReadsSourcesFirst) {
 // Within one partition: dst = src shifted by one element.
 TEST_F(Golden, CopyShiftedOverlapReadsSourcesFirst) {
   PutF(0, 0, {1, 2, 3, 4, 0});
-  Ok({Build(Opcode::Copy, TrStruct(Dtype::FP32, Dtype::FP32, 1, T<4>(Sb(0, 0), {4}),
+  Ok({MakeInstruction(Opcode::Copy, TrStruct(Dtype::FP32, Dtype::FP32, 1, T<4>(Sb(0, 0), {4}),
                                    T<4>(Sb(0, 4), {4})))});
   EXPECT_EQ(G32(0, 0, 5), Hex(U32{B(1), B(1), B(2), B(3), B(4)}));
 }
@@ -1645,10 +1637,10 @@ TEST_F(Golden, CopyShiftedOverlapReadsSourcesFirst) {
 TEST_F(Golden, StepZeroDestinationLastWriteWins) {
   PutF(0, 0, {1, 2, 3});
   PutF(0, 16, {10, 20, 30});
-  Ok({Build(Opcode::TensorScalarArith,
+  Ok({MakeInstruction(Opcode::TensorScalarArith,
             TsStruct(Dtype::FP32, Dtype::FP32, 1, T<3>(Sb(0, 0), {3}), T<3>(Sb(0, 64), {3}, {0}),
                      AluOp::ADD, kInst, B(10.0f), AluOp::BYPASS, kInst, 0)),
-      Build(Opcode::TensorTensorArith,
+      MakeInstruction(Opcode::TensorTensorArith,
             TtStruct(Dtype::FP32, Dtype::FP32, Dtype::FP32, AluOp::MULT, 1, T<3>(Sb(0, 0), {3}),
                      T<3>(Sb(0, 16), {3}), T<3>(Sb(0, 80), {1, 3}, {1, 0})))});
   EXPECT_EQ(G32(0, 64, 2), Hex(U32{B(13), 0}));   // 1+10, 2+10, then 3+10
@@ -1659,13 +1651,13 @@ TEST_F(Golden, StepZeroDestinationLastWriteWins) {
 TEST_F(Golden, NegativeSteps) {
   PutF(0, 0, {1, 2, 3, 4});
   Ok({// src from element 3 backwards: 4, 3, 2, 1 → dst 64..
-      Build(Opcode::Copy, TrStruct(Dtype::FP32, Dtype::FP32, 1, T<4>(Sb(0, 12), {4}, {-1}),
+      MakeInstruction(Opcode::Copy, TrStruct(Dtype::FP32, Dtype::FP32, 1, T<4>(Sb(0, 12), {4}, {-1}),
                                    T<4>(Sb(0, 64), {4}))),
       // 2D: start at element 1, steps (−1, 2): k = 0..3 reads elements 1, 0, 3, 2.
-      Build(Opcode::Copy, TrStruct(Dtype::FP32, Dtype::FP32, 1, T<4>(Sb(0, 4), {2, 2}, {-1, 2}),
+      MakeInstruction(Opcode::Copy, TrStruct(Dtype::FP32, Dtype::FP32, 1, T<4>(Sb(0, 4), {2, 2}, {-1, 2}),
                                    T<4>(Sb(0, 96), {4}))),
       // dst backwards from byte 140: element k goes to 140 − 4k.
-      Build(Opcode::TensorScalarArith,
+      MakeInstruction(Opcode::TensorScalarArith,
             TsStruct(Dtype::FP32, Dtype::FP32, 1, T<3>(Sb(0, 0), {4}),
                      T<3>(Sb(0, 140), {4}, {-1}), AluOp::MULT, kInst, B(2.0f), AluOp::BYPASS,
                      kInst, 0))});
@@ -1686,9 +1678,9 @@ TEST_F(Golden, InvalidInstructionLateChangesNothing) {
   CTRL_IM lp{};
   lp.immediate[0] = 42.0f;
   const RunReport r =
-      Exec({Build(Opcode::Memset, MemsetStruct(Dtype::UINT8, 4, T<4>(Sb(0, 0), {16}), 0xAA)),
-            Build(Opcode::LoadParameterRam, lp), Nop(0, 0, 3, 0),
-            Build(Opcode::BatchNormStats2, bad)});
+      Exec({MakeInstruction(Opcode::Memset, MemsetStruct(Dtype::UINT8, 4, T<4>(Sb(0, 0), {16}), 0xAA)),
+            MakeInstruction(Opcode::LoadParameterRam, lp), Nop(0, 0, 3, 0),
+            MakeInstruction(Opcode::BatchNormStats2, bad)});
   ASSERT_FALSE(r.status.ok());
   EXPECT_EQ(ErrorKindOf(r.status), ErrorKind::Invalid);
   EXPECT_EQ(PredicateOf(r.status), "has_bnstats2_dst_element_cnt");
@@ -1706,7 +1698,7 @@ TEST_F(Golden, RegisterAddressTensorOperand) {
   PutF(0, 0, {1, 2});
   PutF(0, 64, {10, 20});
   ASSERT_TRUE(m.SetRegister(7, Sb(0, 64)).ok());
-  Ok({Build(Opcode::TensorTensorArith,
+  Ok({MakeInstruction(Opcode::TensorTensorArith,
             TtStruct(Dtype::FP32, Dtype::FP32, Dtype::FP32, AluOp::ADD, 1, T<3>(Sb(0, 0), {2}),
                      T<3>(MakeRegisterAddress(7), {2}), T<3>(Sb(0, 128), {2})))});
   EXPECT_EQ(G32(0, 128, 2), Hex(U32{B(11), B(22)}));
@@ -1718,12 +1710,12 @@ TEST_F(Golden, RuntimeRegisterErrorKeepsPreviousState) {
   PutF(0, 0, {1, 2});
   PutF(0, 64, {10, 20});
   const std::vector<Instruction> prog = {
-      Build(Opcode::Memset, MemsetStruct(Dtype::UINT8, 1, T<4>(Sb(0, 256), {4}), 0x55)),
+      MakeInstruction(Opcode::Memset, MemsetStruct(Dtype::UINT8, 1, T<4>(Sb(0, 256), {4}), 0x55)),
       Nop(0, 0, 3, 0),  // sem0 += 1
-      Build(Opcode::TensorTensorArith,
+      MakeInstruction(Opcode::TensorTensorArith,
             TtStruct(Dtype::FP32, Dtype::FP32, Dtype::FP32, AluOp::ADD, 1, T<3>(Sb(0, 0), {2}),
                      T<3>(MakeRegisterAddress(7), {2}), T<3>(Sb(0, 128), {2}))),
-      Build(Opcode::Memset, MemsetStruct(Dtype::UINT8, 1, T<4>(Sb(0, 260), {4}), 0x66))};
+      MakeInstruction(Opcode::Memset, MemsetStruct(Dtype::UINT8, 1, T<4>(Sb(0, 260), {4}), 0x66))};
   for (const uint32_t reg_value :
        {0x40000000u,                                          // shape-from-register marker
         Sb(0, m.ActiveBytes(Space::Sbuf) - 4)}) {             // 2 elements: 4 bytes past the end
@@ -1750,8 +1742,8 @@ TEST_F(Golden, RuntimeRegisterPointerErrorKeepsPreviousState) {
   PutF(0, 0, {1, 2});
   ASSERT_TRUE(m.SetRegister(8, 0xA0000000u).ok());  // indirect marker: not an immediate ADDR4
   const RunReport r = Exec(
-      {Build(Opcode::Memset, MemsetStruct(Dtype::UINT8, 1, T<4>(Sb(0, 256), {4}), 0x55)),
-       Build(Opcode::TensorScalarArith,
+      {MakeInstruction(Opcode::Memset, MemsetStruct(Dtype::UINT8, 1, T<4>(Sb(0, 256), {4}), 0x55)),
+       MakeInstruction(Opcode::TensorScalarArith,
              TsStruct(Dtype::FP32, Dtype::FP32, 1, T<3>(Sb(0, 0), {2}), T<3>(Sb(0, 128), {2}),
                       AluOp::ADD, kReg, 8, AluOp::BYPASS, kInst, 0))});
   ASSERT_FALSE(r.status.ok());
@@ -1777,7 +1769,7 @@ TEST_F(Golden, StrictWaitSideEffectNotAppliedWhenInstructionFails) {
                           T<3>(Sb(0, 128), {2}));
   tt.events.wait_mode = 7;  // EVT_SET_THEN_CLEAR
   tt.events.wait_idx = 2;
-  const RunReport r = Exec({Nop(0, 0, 1, 2), Build(Opcode::TensorTensorArith, tt)}, strict);
+  const RunReport r = Exec({Nop(0, 0, 1, 2), MakeInstruction(Opcode::TensorTensorArith, tt)}, strict);
   ASSERT_FALSE(r.status.ok());
   EXPECT_EQ(PredicateOf(r.status), "register_address_valid");
   EXPECT_EQ(r.executed, 1);
@@ -1790,12 +1782,12 @@ TEST_F(Golden, StrictWaitSideEffectNotAppliedWhenInstructionFails) {
 TEST_F(Golden, DeprecationWarningsOncePerOpcode) {
   PutF(0, 0, {1, 2, 3, 4});
   const Instruction stats =
-      Build(Opcode::BatchNormStats,
+      MakeInstruction(Opcode::BatchNormStats,
             BnStruct(Sb(0, 0), {4}, Dtype::FP32, Dtype::FP32, 1, 2, 2, Sb(0, 64), 3));
   const Instruction stats2 =
-      Build(Opcode::BatchNormStats2,
+      MakeInstruction(Opcode::BatchNormStats2,
             BnStruct(Sb(0, 0), {4}, Dtype::FP32, Dtype::FP32, 1, 2, 2, Sb(0, 64), 6));
-  const RunReport r = Ok({stats, stats2, stats, Build(Opcode::EngineNop, CTRL_IM{})});
+  const RunReport r = Ok({stats, stats2, stats, MakeInstruction(Opcode::EngineNop, CTRL_IM{})});
   ASSERT_EQ(r.warnings.size(), 1u);
   EXPECT_NE(r.warnings[0].find("deprecated"), std::string::npos);
   EXPECT_NE(r.warnings[0].find("BatchNormStats (0x60)"), std::string::npos) << r.warnings[0];
@@ -1811,10 +1803,10 @@ TEST_F(Golden, DeprecationWarningsOncePerOpcode) {
 TEST_F(GoldenMaverick, SymmetricClampSeesCanonicalPositiveNaN) {
   PutU32(0, 0, {kInf, kNegInf});
   PutF(0, 16, {-3, 1, -1});
-  Ok({Build(Opcode::TensorScalarArith,
+  Ok({MakeInstruction(Opcode::TensorScalarArith,
             TsStruct(Dtype::FP32, Dtype::FP32, 1, T<3>(Sb(0, 0), {2}), T<3>(Sb(0, 64), {2}),
                      AluOp::MULT, kInst, 0, AluOp::SYMMETRIC_CLAMP, kInst, B(2.0f))),
-      Build(Opcode::TensorScalarArith,
+      MakeInstruction(Opcode::TensorScalarArith,
             TsStruct(Dtype::FP32, Dtype::FP32, 1, T<3>(Sb(0, 16), {3}), T<3>(Sb(0, 80), {3}),
                      AluOp::SYMMETRIC_CLAMP, kInst, B(2.0f), AluOp::BYPASS, kInst, 0))});
   // copysign(maxNum(|NaN|, 2), +NaN) = +2 for both.
@@ -1864,7 +1856,7 @@ TEST_F(Golden, CastSubnormals) {
 // Operands may live in PSUM (4-byte dtypes there).
 TEST_F(Golden, Stats2IntoPsum) {
   PutF(0, 0, {1, 2, 4, 3, 7});
-  Ok({Build(Opcode::BatchNormStats2,
+  Ok({MakeInstruction(Opcode::BatchNormStats2,
             BnStruct(Sb(0, 0), {5}, Dtype::FP32, Dtype::FP32, 1, 3.0f, 2.0f,
                      MakeAddress(Space::Psum, 0, 64, m.gen()), 6))});
   std::vector<uint8_t> bytes(24);
