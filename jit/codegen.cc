@@ -243,7 +243,33 @@ class Emitter {
     }
     return out;
   }
-  Value* NRecip(Value* v) { return PerLane(1, {v}, false); }
+  // nrecip (numerics NRecip) inline, lane-wise: the seed from RECIP8 by integer operations, two
+  // Newton steps with fma; outside the Newton range the IEEE quotient 1/d.
+  Value* NRecip(Value* d) {
+    Value* b = b_.CreateBitCast(d, vi32_);
+    auto k = [&](uint32_t v) { return ConstantInt::get(vi32_, v); };
+    Value* abs = b_.CreateAnd(b, k(0x7FFFFFFFu));
+    Value* in_range = b_.CreateAnd(b_.CreateICmpUGE(abs, k(0x01000000u)), b_.CreateICmpULE(abs, k(0x7E000000u)));
+    if (recip8_ == nullptr) {
+      std::vector<uint32_t> table(num::RECIP8.begin(), num::RECIP8.end());
+      auto* arr = ConstantDataArray::get(ctx_, ArrayRef<uint32_t>(table));
+      recip8_ = new GlobalVariable(m_, arr->getType(), true, GlobalValue::PrivateLinkage, arr, "recip8");
+    }
+    Value* idx = b_.CreateZExt(b_.CreateAnd(b_.CreateLShr(b, k(16)), k(0x7F)), vi64_);
+    Value* ptrs = b_.CreateGEP(i32_, recip8_, idx);
+    auto* all = ConstantVector::getSplat(ElementCount::getFixed(W_), b_.getTrue());
+    Value* r = b_.CreateMaskedGather(vi32_, ptrs, Align(4), all, Constant::getNullValue(vi32_));
+    Value* biased = b_.CreateAnd(b_.CreateLShr(b, k(23)), k(0xFF));
+    Value* seed_bits = b_.CreateOr(b_.CreateOr(b_.CreateAnd(b, k(0x80000000u)),
+                                               b_.CreateShl(b_.CreateSub(k(253), biased), k(23))),
+                                   b_.CreateShl(b_.CreateSub(r, k(128)), k(16)));
+    Value* x = b_.CreateBitCast(seed_bits, vf_);
+    for (int step = 0; step < 2; ++step) {
+      Value* e = Fma(b_.CreateFNeg(d), x, F(1.0f));
+      x = Fma(x, e, x);
+    }
+    return b_.CreateSelect(in_range, x, Canon(b_.CreateFDiv(F(1.0f), d)));
+  }
   Value* NDiv(Value* a, Value* b) { return PerLane(2, {a, b}, true); }
   Value* NRsqrt(Value* v) { return PerLane(3, {v}, false); }
 
@@ -649,6 +675,7 @@ class Emitter {
   Value *lanes_ = nullptr, *mask_ = nullptr, *cb_ = nullptr;
   int channels_ = 0;
   std::vector<Value*> values_;
+  GlobalVariable* recip8_ = nullptr;
 };
 
 }  // namespace

@@ -230,5 +230,32 @@ BatchNormBackProp in_dtypes=fp32,fp32 out_dtype=fp32 op=bypass n=128 src0=sbuf[0
   EXPECT_EQ(o.diff, "");
 }
 
+// Reciprocal's inline Newton path against the interpreter on every exponent (both signs, edge
+// mantissas for the seed table, the Newton-range boundaries, subnormals, zeros, inf, NaN).
+TEST(JitDifferential, ReciprocalEveryExponent) {
+  Machine interp(Generation::Cayman), jit(Generation::Cayman);
+  std::vector<uint32_t> bits;
+  for (uint32_t sign : {0u, 0x80000000u})
+    for (uint32_t e = 0; e < 256; ++e)
+      for (uint32_t m : {0u, 1u, 0x10000u, 0x7F0000u, 0x7FFFFFu, 0x400000u, 0x12345u, 0x7E0000u})
+        bits.push_back(sign | (e << 23) | m);
+  bits.resize(4096, 0x3F800000u);
+  std::vector<uint8_t> row(bits.size() * 4);
+  std::memcpy(row.data(), bits.data(), row.size());
+  for (Machine* m : {&interp, &jit}) ASSERT_TRUE(m->Write(Space::Sbuf, 0, 1, 0, row, static_cast<uint32_t>(row.size())).ok());
+  auto prog = Assemble("Reciprocal src=sbuf[0]+0x0[4096:1] in_dtype=fp32 out_dtype=fp32 n=1 dst=sbuf[0]+0x4000[4096:1]\n"
+                       "Reciprocal src=sbuf[0]+0x0[4096:1] in_dtype=fp32 out_dtype=bf16 n=1 dst=sbuf[0]+0x8000[4096:1]",
+                       Generation::Cayman);
+  ASSERT_TRUE(prog.ok()) << prog.status();
+  ASSERT_TRUE(RunProgram(interp, *prog, RunOptions{}).status.ok());
+  RunOptions o;
+  o.tier = ExecutionTier::Jit;
+  const RunReport r = RunProgram(jit, *prog, o);
+  ASSERT_TRUE(r.status.ok());
+  EXPECT_EQ(r.tier, "jit");
+  EXPECT_EQ(r.jit_compiled_instructions, 2);
+  EXPECT_EQ(Compare(interp, jit), "");
+}
+
 }  // namespace
 }  // namespace dvejit
