@@ -124,18 +124,31 @@ constexpr char kMainHelp[] =
     "  train-step  replay a built-in batch-norm training step and report its accuracy and speed\n"
     "Run 'dvejit COMMAND --help' for a command's options.\n";
 
+// The common arguments of asm, dis, validate and ir: one input file, --gen, and (asm) -o OUT.
+// Returns an exit code when the command is already done (help shown, usage error).
+std::optional<int> ParseFileArgs(const std::vector<std::string>& args, const char* help,
+                                 std::string_view needs, std::string* in, Generation* gen,
+                                 std::string* out = nullptr) {
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (IsHelp(args[i])) return (std::cout << help, kOk);
+    if (out != nullptr && args[i] == "-o" && i + 1 < args.size()) {
+      *out = args[++i];
+    } else if (args[i] == "--gen") {
+      if (!TakeGen(args, i, gen)) return UsageError("--gen needs sunda|cayman|mariana|maverick", help);
+    } else if (in->empty() && !args[i].empty() && args[i][0] != '-') {
+      *in = args[i];
+    } else {
+      return UsageError(Cat("unexpected argument '", args[i], "'"), help);
+    }
+  }
+  if (in->empty() || (out != nullptr && out->empty())) return UsageError(needs, help);
+  return std::nullopt;
+}
+
 int CmdAsm(const std::vector<std::string>& args) {
   std::string in, out;
   Generation gen = Generation::Cayman;
-  for (size_t i = 1; i < args.size(); ++i) {
-    if (IsHelp(args[i])) return std::cout << kAsmHelp, kOk;
-    if (args[i] == "-o" && i + 1 < args.size()) out = args[++i];
-    else if (args[i] == "--gen") {
-      if (!TakeGen(args, i, &gen)) return UsageError("--gen needs sunda|cayman|mariana|maverick", kAsmHelp);
-    } else if (in.empty() && args[i][0] != '-') in = args[i];
-    else return UsageError(Cat("unexpected argument '", args[i], "'"), kAsmHelp);
-  }
-  if (in.empty() || out.empty()) return UsageError("asm needs IN.s and -o OUT.bin", kAsmHelp);
+  if (auto done = ParseFileArgs(args, kAsmHelp, "asm needs IN.s and -o OUT.bin", &in, &gen, &out)) return *done;
   if (int rc = CheckProgramSize(in); rc != kOk) return rc;
   auto text = ReadFileBytes(in, kMaxProgramBytes);
   if (!text.ok()) return ReportError(text.status());
@@ -152,14 +165,7 @@ int CmdAsm(const std::vector<std::string>& args) {
 int CmdDis(const std::vector<std::string>& args) {
   std::string in;
   Generation gen = Generation::Cayman;
-  for (size_t i = 1; i < args.size(); ++i) {
-    if (IsHelp(args[i])) return std::cout << kDisHelp, kOk;
-    if (args[i] == "--gen") {
-      if (!TakeGen(args, i, &gen)) return UsageError("--gen needs sunda|cayman|mariana|maverick", kDisHelp);
-    } else if (in.empty() && args[i][0] != '-') in = args[i];
-    else return UsageError(Cat("unexpected argument '", args[i], "'"), kDisHelp);
-  }
-  if (in.empty()) return UsageError("dis needs IN.bin", kDisHelp);
+  if (auto done = ParseFileArgs(args, kDisHelp, "dis needs IN.bin", &in, &gen)) return *done;
   if (int rc = CheckProgramSize(in); rc != kOk) return rc;
   auto bytes = ReadFileBytes(in, kMaxProgramBytes);
   if (!bytes.ok()) return ReportError(bytes.status());
@@ -172,14 +178,7 @@ int CmdDis(const std::vector<std::string>& args) {
 int CmdValidate(const std::vector<std::string>& args) {
   std::string in;
   Generation gen = Generation::Cayman;
-  for (size_t i = 1; i < args.size(); ++i) {
-    if (IsHelp(args[i])) return std::cout << kValidateHelp, kOk;
-    if (args[i] == "--gen") {
-      if (!TakeGen(args, i, &gen)) return UsageError("--gen needs sunda|cayman|mariana|maverick", kValidateHelp);
-    } else if (in.empty() && args[i][0] != '-') in = args[i];
-    else return UsageError(Cat("unexpected argument '", args[i], "'"), kValidateHelp);
-  }
-  if (in.empty()) return UsageError("validate needs a program file", kValidateHelp);
+  if (auto done = ParseFileArgs(args, kValidateHelp, "validate needs a program file", &in, &gen)) return *done;
   if (int rc = CheckProgramSize(in); rc != kOk) return rc;
   auto prog = LoadProgram(in, gen);
   if (!prog.ok()) return ReportError(prog.status());
@@ -421,14 +420,7 @@ int CmdRun(const std::vector<std::string>& args) {
 int CmdIr(const std::vector<std::string>& args) {
   std::string in;
   Generation gen = Generation::Cayman;
-  for (size_t i = 1; i < args.size(); ++i) {
-    if (IsHelp(args[i])) return std::cout << kIrHelp, kOk;
-    if (args[i] == "--gen") {
-      if (!TakeGen(args, i, &gen)) return UsageError("--gen needs sunda|cayman|mariana|maverick", kIrHelp);
-    } else if (in.empty() && args[i][0] != '-') in = args[i];
-    else return UsageError(Cat("unexpected argument '", args[i], "'"), kIrHelp);
-  }
-  if (in.empty()) return UsageError("ir needs a PROGRAM", kIrHelp);
+  if (auto done = ParseFileArgs(args, kIrHelp, "ir needs a PROGRAM", &in, &gen)) return *done;
   auto prog = LoadProgram(in, gen);
   if (!prog.ok()) return ReportError(prog.status());
   if (auto s = ValidateProgram(*prog, gen, /*for_execution=*/true); !s.ok()) return ReportError(s);
