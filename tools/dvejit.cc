@@ -90,6 +90,7 @@ constexpr char kRunHelp[] =
     "                  [--reg N=VALUE]... [--load SPACE:P:OFF=FILE.npy]...\n"
     "                  [--dump SPACE:P:OFF:DTYPE:ROWSxCOLS=FILE.npy]... [--strict-events]\n"
     "                  [--ucode DIR] [--table-set NAME] [--trace] [--tier interp|jit|auto]\n"
+    "                  [--jit-cache DIR]\n"
     "  PROGRAM   binary stream (64-byte records) or assembly text; GEN defaults to cayman\n"
     "  --load    a 1-D or 2-D .npy array of any dtype; row r's raw bytes go to partition P+r\n"
     "            at byte offset OFF (decimal or 0x-hex) of SPACE (sbuf or psum), before the run\n"
