@@ -70,6 +70,13 @@ class Lowerer {
     t.space = ResolveImmediate(t.pattern.addr, f_.gen)->space;
     return t;
   }
+  // Every tensor operand, sources first, the destination last (as OperandsOf lists them).
+  std::vector<TensorRef> AllTensors(const Instruction& inst, const Operands& ops) {
+    std::vector<TensorRef> out;
+    for (int i = 0; i < ops.num_tensors; ++i)
+      out.push_back(Tensor(inst, ops.tensors[i].name, ops.tensors[i].dtype));
+    return out;
+  }
   ValueId Const(int byte_offset, int channels) {
     Stmt s;
     s.op = Op::Const;
@@ -141,22 +148,20 @@ class Lowerer {
       case Opcode::BatchNormStats:
       case Opcode::BatchNormStats2:
       case Opcode::TransposeBatchNormStats2: {
-        const auto s = inst.as<S4D2_BN>();
         Stmt st;
         st.op = Op::Stats;
         st.flag = op != Opcode::BatchNormStats;
         st.channels = n;
         st.operands = {Const(40, n), Const(44, n)};
-        st.tensors = {Tensor(inst, "src", s.in_dtype), Tensor(inst, "dst", s.out_dtype)};
+        st.tensors = AllTensors(inst, ops);
         Push(st);
         return "";
       }
       case Opcode::BatchNormAggregate: {
-        const auto s = inst.as<S4D2_BN>();
         Stmt st;
         st.op = Op::Aggregate;
         st.channels = n;
-        st.tensors = {Tensor(inst, "src", s.in_dtype), Tensor(inst, "dst", s.out_dtype)};
+        st.tensors = AllTensors(inst, ops);
         Push(st);
         return "";
       }
@@ -168,8 +173,7 @@ class Lowerer {
         const ValueId mu = PtrRead(inst, "imm0", static_cast<Dtype>(ops.pointers[0].dtype), n);
         const ValueId vf = PtrRead(inst, "imm1", static_cast<Dtype>(ops.pointers[1].dtype), n);
         st.operands = {mu, vf};
-        st.tensors = {Tensor(inst, "src0", ops.tensors[0].dtype), Tensor(inst, "src1", ops.tensors[1].dtype),
-                      Tensor(inst, "dst", ops.tensors[2].dtype)};
+        st.tensors = AllTensors(inst, ops);
         Push(st);
         return "";
       }
@@ -178,7 +182,7 @@ class Lowerer {
         const bool v2 = op == Opcode::BatchNormParamLoad2;
         const TensorRef src = Tensor(inst, "src", ops.tensors[0].dtype);
         const ValueId nv = Const(28, n);  // imm1 (v1) and element_count (v2) are both at 28
-        const ValueId mean = PtrRead(inst, v2 ? "imm0_ptr" : "imm0_ptr", static_cast<Dtype>(ops.pointers[0].dtype), n);
+        const ValueId mean = PtrRead(inst, "imm0_ptr", static_cast<Dtype>(ops.pointers[0].dtype), n);
         ValueId a, b, c;
         if (v2) {
           a = PtrRead(inst, "imm1_ptr", static_cast<Dtype>(ops.pointers[1].dtype), n);
@@ -202,8 +206,7 @@ class Lowerer {
         st.channels = n;
         for (LaneField f : {LaneField::N, LaneField::Mean, LaneField::A, LaneField::B, LaneField::C})
           st.operands.push_back(LaneGet(f, n));
-        st.tensors = {Tensor(inst, "src0", ops.tensors[0].dtype), Tensor(inst, "src1", ops.tensors[1].dtype),
-                      Tensor(inst, "dst", ops.tensors[2].dtype)};
+        st.tensors = AllTensors(inst, ops);
         Push(st);
         return "";
       }
@@ -227,7 +230,7 @@ class Lowerer {
           st.alu1 = s.op1;
           st.reverse = s.reverse_operands;
         }
-        st.tensors = {Tensor(inst, "src", s.in_dtype), Tensor(inst, "dst", s.out_dtype)};
+        st.tensors = AllTensors(inst, ops);
         Push(st);
         return "";
       }
@@ -238,8 +241,7 @@ class Lowerer {
         st.op = Op::TensorTensor;
         st.channels = n;
         st.alu0 = s.op;
-        st.tensors = {Tensor(inst, "src0", ops.tensors[0].dtype), Tensor(inst, "src1", ops.tensors[1].dtype),
-                      Tensor(inst, "dst", ops.tensors[2].dtype)};
+        st.tensors = AllTensors(inst, ops);
         Push(st);
         return "";
       }
@@ -250,7 +252,7 @@ class Lowerer {
         st.op = op == Opcode::Copy ? Op::Copy : Op::Reciprocal;
         st.channels = n;
         st.flag = s.negated != 0;
-        st.tensors = {Tensor(inst, "src", s.in_dtype), Tensor(inst, "dst", s.out_dtype)};
+        st.tensors = AllTensors(inst, ops);
         Push(st);
         return "";
       }
