@@ -1,7 +1,9 @@
 #include "jit/codegen.h"
 
+#include <array>
 #include <cstddef>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "frontend/strcat.h"
@@ -21,9 +23,6 @@ namespace dvejit::jit {
 const RtTable& DefaultRtTable(void (*interp)(void*, int32_t)) {
   static thread_local RtTable table;
   table.interp = interp;
-  table.nrecip = [](float d) { return num::NRecip(d); };
-  table.ndiv = [](float a, float b, const float* pram) { return num::NDiv(a, b, pram); };
-  table.nrsqrt = [](float a) { return num::NRsqrt(a); };
   return table;
 }
 
@@ -74,9 +73,7 @@ class Emitter {
     i32_ = Type::getInt32Ty(ctx_);
     i64_ = Type::getInt64Ty(ctx_);
     ptr_ = PointerType::get(ctx_, 0);
-    vf_ = FixedVectorType::get(f32_, W_);
-    vi32_ = FixedVectorType::get(i32_, W_);
-    vi64_ = FixedVectorType::get(i64_, W_);
+    SetWidth(W_);
     values_.assign(f.stmts.size(), nullptr);
   }
 
@@ -105,8 +102,30 @@ class Emitter {
   }
 
  private:
+  // ---- vector shapes ----
+  // Values are vectors of n_ lanes: a block's channels (L = one or two hardware vectors) in
+  // channel-major statements, W consecutive elements of one row in row-wise loops.
+  void SetWidth(int n) {
+    n_ = n;
+    vf_ = FixedVectorType::get(f32_, n);
+    vi32_ = FixedVectorType::get(i32_, n);
+    vi64_ = FixedVectorType::get(i64_, n);
+  }
+  class WidthScope {
+   public:
+    WidthScope(Emitter* e, int n) : e_(e), saved_(e->n_) { e->SetWidth(n); }
+    ~WidthScope() { e_->SetWidth(saved_); }
+    WidthScope(const WidthScope&) = delete;
+    WidthScope& operator=(const WidthScope&) = delete;
+
+   private:
+    Emitter* e_;
+    int saved_;
+  };
+  static int Lanes(Value* v) { return static_cast<int>(cast<FixedVectorType>(v->getType())->getNumElements()); }
+
   // ---- helpers ----
-  Value* Splat(Value* scalar) { return b_.CreateVectorSplat(W_, scalar); }
+  Value* Splat(Value* scalar) { return b_.CreateVectorSplat(n_, scalar); }
   Value* F(float v) { return ConstantFP::get(vf_, v); }
   Value* CanonicalNaN() {
     return ConstantFP::get(vf_, APFloat(APFloat::IEEEsingle(), APInt(32, num::kCanonicalNaNBits)));
@@ -164,37 +183,44 @@ class Emitter {
       default: return i32_;
     }
   }
-  // Per-lane byte offsets of channel (cb + lane) for a space: (cb + lane) · pitch.
-  Value* LaneOffsets(Space s) {
-    return b_.CreateMul(lanes_, ConstantInt::get(vi64_, Pitch(s)));
+  // Per-lane pointers `base + (cb + lane) · stride`: a scalar base for the block and constant
+  // 32-bit lane offsets, so gathers and scatters use dword indices (16 lanes per instruction).
+  Value* LaneStrided(Value* base, uint64_t stride) {
+    std::vector<Constant*> offs;
+    for (int l = 0; l < n_; ++l) offs.push_back(ConstantInt::get(i32_, static_cast<uint64_t>(l) * stride));
+    Value* block = b_.CreateGEP(i8_, base, b_.CreateMul(cb_, b_.getInt64(stride)));
+    return b_.CreateGEP(i8_, block, ConstantVector::get(offs));
   }
   // Pointers to element `elem_offset` (an i64 scalar, in elements) of tensor t, per lane.
   Value* ElementPtrs(const ir::TensorRef& t, Value* elem_offset) {
-    Value* base = ArgPtr(t.arg);
-    Value* off = b_.CreateAdd(LaneOffsets(t.space),
-                              Splat(b_.CreateMul(elem_offset, b_.getInt64(DtypeSize(t.dtype)))));
-    return b_.CreateGEP(i8_, base, off);
+    Value* base = b_.CreateGEP(i8_, ArgPtr(t.arg), b_.CreateMul(elem_offset, b_.getInt64(DtypeSize(t.dtype))));
+    return LaneStrided(base, Pitch(t.space));
   }
   Value* Gather(Type* elem, Value* ptrs, int align) {
-    auto* vt = FixedVectorType::get(elem, W_);
+    auto* vt = FixedVectorType::get(elem, n_);
     return b_.CreateMaskedGather(vt, ptrs, Align(align), mask_, Constant::getNullValue(vt));
   }
+  // Raw element bits → fp32 (any vector length: rows are W wide even inside L-lane statements).
   Value* Widen(Dtype d, Value* raw) {
+    auto* vi32 = FixedVectorType::get(i32_, Lanes(raw));
+    auto* vf = FixedVectorType::get(f32_, Lanes(raw));
     if (d == Dtype::BFLOAT16)
-      return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(raw, vi32_), ConstantInt::get(vi32_, 16)), vf_);
-    return b_.CreateBitCast(raw, vf_);  // FP32, FP32R
+      return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(raw, vi32), ConstantInt::get(vi32, 16)), vf);
+    return b_.CreateBitCast(raw, vf);  // FP32, FP32R
   }
   // The store conversion (numerics StoreFromF32) for the compiled dtypes.
   Value* Narrow(Dtype d, Value* v) {
-    Value* bits = b_.CreateBitCast(v, vi32_);
+    auto* vi32 = FixedVectorType::get(i32_, Lanes(v));
+    Value* bits = b_.CreateBitCast(v, vi32);
+    Value* nan = b_.CreateFCmpUNO(v, v);
     if (d == Dtype::BFLOAT16) {
-      Value* lsb = b_.CreateAnd(b_.CreateLShr(bits, ConstantInt::get(vi32_, 16)), ConstantInt::get(vi32_, 1));
-      Value* r = b_.CreateLShr(b_.CreateAdd(b_.CreateAdd(bits, ConstantInt::get(vi32_, 0x7FFF)), lsb),
-                               ConstantInt::get(vi32_, 16));
-      auto* vi16 = FixedVectorType::get(i16_, W_);
-      return b_.CreateSelect(IsNaN(v), ConstantInt::get(vi16, num::kBf16CanonicalNaN), b_.CreateTrunc(r, vi16));
+      Value* lsb = b_.CreateAnd(b_.CreateLShr(bits, ConstantInt::get(vi32, 16)), ConstantInt::get(vi32, 1));
+      Value* r = b_.CreateLShr(b_.CreateAdd(b_.CreateAdd(bits, ConstantInt::get(vi32, 0x7FFF)), lsb),
+                               ConstantInt::get(vi32, 16));
+      auto* vi16 = FixedVectorType::get(i16_, Lanes(v));
+      return b_.CreateSelect(nan, ConstantInt::get(vi16, num::kBf16CanonicalNaN), b_.CreateTrunc(r, vi16));
     }
-    return b_.CreateSelect(IsNaN(v), ConstantInt::get(vi32_, num::kCanonicalNaNBits), bits);
+    return b_.CreateSelect(nan, ConstantInt::get(vi32, num::kCanonicalNaNBits), bits);
   }
   Value* LoadElem(const ir::TensorRef& t, Value* elem_offset) {
     const int es = DtypeSize(t.dtype);
@@ -227,38 +253,15 @@ class Emitter {
   Value* RtFn(int index) {
     return b_.CreateLoad(ptr_, b_.CreateGEP(ptr_, rt_, b_.getInt64(index)));
   }
-  // Calls a scalar runtime routine lane by lane (pure functions: masked-off lanes are harmless).
-  Value* PerLane(int rt_index, std::vector<Value*> vec_args, bool pass_pram) {
-    std::vector<Type*> params(vec_args.size(), f32_);
-    if (pass_pram) params.push_back(ptr_);
-    auto* ft = FunctionType::get(f32_, params, false);
-    Value* fn = RtFn(rt_index);
-    Value* pram = pass_pram ? b_.CreateGEP(i8_, state_, b_.getInt64(kPramOffset)) : nullptr;
-    Value* out = UndefValue::get(vf_);
-    for (int l = 0; l < W_; ++l) {
-      std::vector<Value*> a;
-      for (Value* v : vec_args) a.push_back(b_.CreateExtractElement(v, l));
-      if (pass_pram) a.push_back(pram);
-      out = b_.CreateInsertElement(out, b_.CreateCall(ft, fn, a), l);
-    }
-    return out;
-  }
   // nrecip (numerics NRecip) inline, lane-wise: the seed from RECIP8 by integer operations, two
   // Newton steps with fma; outside the Newton range the IEEE quotient 1/d.
   Value* NRecip(Value* d) {
     Value* b = b_.CreateBitCast(d, vi32_);
     auto k = [&](uint32_t v) { return ConstantInt::get(vi32_, v); };
-    Value* abs = b_.CreateAnd(b, k(0x7FFFFFFFu));
-    Value* in_range = b_.CreateAnd(b_.CreateICmpUGE(abs, k(0x01000000u)), b_.CreateICmpULE(abs, k(0x7E000000u)));
-    if (recip8_ == nullptr) {
-      std::vector<uint32_t> table(num::RECIP8.begin(), num::RECIP8.end());
-      auto* arr = ConstantDataArray::get(ctx_, ArrayRef<uint32_t>(table));
-      recip8_ = new GlobalVariable(m_, arr->getType(), true, GlobalValue::PrivateLinkage, arr, "recip8");
-    }
+    Value* in_range = InNewtonRange(b_.CreateAnd(b, k(0x7FFFFFFFu)));
+    GlobalVariable* table = Table(recip8_, std::vector<uint32_t>(num::RECIP8.begin(), num::RECIP8.end()), "recip8");
     Value* idx = b_.CreateZExt(b_.CreateAnd(b_.CreateLShr(b, k(16)), k(0x7F)), vi64_);
-    Value* ptrs = b_.CreateGEP(i32_, recip8_, idx);
-    auto* all = ConstantVector::getSplat(ElementCount::getFixed(W_), b_.getTrue());
-    Value* r = b_.CreateMaskedGather(vi32_, ptrs, Align(4), all, Constant::getNullValue(vi32_));
+    Value* r = GatherAll(i32_, b_.CreateGEP(i32_, table, idx));
     Value* biased = b_.CreateAnd(b_.CreateLShr(b, k(23)), k(0xFF));
     Value* seed_bits = b_.CreateOr(b_.CreateOr(b_.CreateAnd(b, k(0x80000000u)),
                                                b_.CreateShl(b_.CreateSub(k(253), biased), k(23))),
@@ -270,8 +273,75 @@ class Emitter {
     }
     return b_.CreateSelect(in_range, x, Canon(b_.CreateFDiv(F(1.0f), d)));
   }
-  Value* NDiv(Value* a, Value* b) { return PerLane(2, {a, b}, true); }
-  Value* NRsqrt(Value* v) { return PerLane(3, {v}, false); }
+  // A private constant table of 32-bit entries, made once per module.
+  GlobalVariable* Table(GlobalVariable*& slot, const std::vector<uint32_t>& entries, const char* name) {
+    if (slot == nullptr) {
+      auto* arr = ConstantDataArray::get(ctx_, ArrayRef<uint32_t>(entries));
+      slot = new GlobalVariable(m_, arr->getType(), true, GlobalValue::PrivateLinkage, arr, name);
+    }
+    return slot;
+  }
+  Value* GatherAll(Type* elem, Value* ptrs) {
+    auto* vt = FixedVectorType::get(elem, n_);
+    auto* all = ConstantVector::getSplat(ElementCount::getFixed(n_), b_.getTrue());
+    return b_.CreateMaskedGather(vt, ptrs, Align(4), all, Constant::getNullValue(vt));
+  }
+  Value* InNewtonRange(Value* abs_bits) {
+    return b_.CreateAnd(b_.CreateICmpUGE(abs_bits, ConstantInt::get(vi32_, 0x01000000u)),
+                        b_.CreateICmpULE(abs_bits, ConstantInt::get(vi32_, 0x7E000000u)));
+  }
+  // ndiv (numerics NDiv) lane-wise: integral divisors 1..256 through the Parameter RAM; the
+  // Newton quotient with one fma correction; IEEE division outside the Newton range.
+  Value* NDiv(Value* a, Value* b) {
+    auto k = [&](uint32_t v) { return ConstantInt::get(vi32_, v); };
+    Value* whole = b_.CreateFPToSI(b_.CreateSelect(b_.CreateAnd(b_.CreateFCmpOGE(b, F(1.0f)),
+                                                                b_.CreateFCmpOLE(b, F(256.0f))),
+                                                   b, F(1.0f)),
+                                   vi32_);  // in [1, 256]: never out of range for fptosi
+    Value* pram_path = b_.CreateAnd(b_.CreateAnd(b_.CreateFCmpOGE(b, F(1.0f)), b_.CreateFCmpOLE(b, F(256.0f))),
+                                    b_.CreateFCmpOEQ(b_.CreateSIToFP(whole, vf_), b));
+    Value* entry = b_.CreateGEP(f32_, b_.CreateGEP(i8_, state_, b_.getInt64(kPramOffset - 4)),
+                                b_.CreateSExt(whole, vi64_));
+    Value* by_pram = Canon(b_.CreateFMul(a, GatherAll(f32_, entry)));
+    Value* aa = b_.CreateAnd(b_.CreateBitCast(a, vi32_), k(0x7FFFFFFFu));
+    Value* ieee_path = b_.CreateOr(b_.CreateOr(b_.CreateICmpEQ(aa, k(0)), b_.CreateICmpUGE(aa, k(0x7F800000u))),
+                                   b_.CreateNot(InNewtonRange(b_.CreateAnd(b_.CreateBitCast(b, vi32_), k(0x7FFFFFFFu)))));
+    Value* x = NRecip(b);
+    Value* q0 = b_.CreateFMul(a, x);
+    Value* overflow = b_.CreateFCmpUGE(Fabs(q0), F(std::numeric_limits<float>::infinity()));  // !isfinite
+    Value* r = Fma(b_.CreateFNeg(b), q0, a);
+    Value* newton = b_.CreateSelect(overflow, q0, Canon(Fma(r, x, q0)));
+    return b_.CreateSelect(pram_path, by_pram, b_.CreateSelect(ieee_path, Canon(b_.CreateFDiv(a, b)), newton));
+  }
+  // nrsqrt (numerics NRsqrt) lane-wise: the seed from RSQ_EVEN/RSQ_ODD by integer operations, two
+  // Newton steps; the special values and the outside of the Newton range as the interpreter.
+  Value* NRsqrt(Value* a) {
+    auto k = [&](uint32_t v) { return ConstantInt::get(vi32_, v); };
+    std::vector<uint32_t> rsq(num::RSQ_EVEN.begin(), num::RSQ_EVEN.end());  // [even | odd]
+    rsq.insert(rsq.end(), num::RSQ_ODD.begin(), num::RSQ_ODD.end());
+    GlobalVariable* table = Table(rsq_, rsq, "rsq");
+    Value* bits = b_.CreateBitCast(a, vi32_);
+    Value* e = b_.CreateSub(b_.CreateLShr(bits, k(23)), k(127));
+    Value* odd = b_.CreateAnd(e, k(1));
+    Value* j = b_.CreateAnd(b_.CreateLShr(bits, k(17)), k(0x3F));
+    Value* idx = b_.CreateZExt(b_.CreateOr(b_.CreateShl(odd, k(6)), j), vi64_);
+    Value* t = GatherAll(i32_, b_.CreateGEP(i32_, table, idx));
+    Value* half_e = b_.CreateAShr(e, k(1));  // (e − 1) / 2 for odd e, e / 2 for even e
+    Value* y = b_.CreateBitCast(b_.CreateOr(b_.CreateShl(b_.CreateSub(k(126), half_e), k(23)),
+                                            b_.CreateShl(b_.CreateSub(t, k(128)), k(16))),
+                                vf_);
+    for (int it = 0; it < 2; ++it) {
+      Value* h = b_.CreateFMul(F(0.5f), a);
+      Value* g = Fma(b_.CreateFNeg(h), b_.CreateFMul(y, y), F(0.5f));
+      y = Fma(y, g, y);
+    }
+    Value* outside = b_.CreateFDiv(F(1.0f), Call(Intrinsic::sqrt, {a}));  // two roundings
+    Value* r = b_.CreateSelect(InNewtonRange(bits), y, outside);
+    r = b_.CreateSelect(b_.CreateICmpEQ(bits, k(0x7F800000u)), F(0.0f), r);
+    Value* signed_inf = b_.CreateBitCast(b_.CreateOr(b_.CreateAnd(bits, k(0x80000000u)), k(0x7F800000u)), vf_);
+    r = b_.CreateSelect(b_.CreateFCmpOEQ(a, F(0.0f)), signed_inf, r);
+    return b_.CreateSelect(b_.CreateOr(IsNaN(a), b_.CreateFCmpOLT(a, F(0.0f))), CanonicalNaN(), r);
+  }
 
   Value* MaxNum(Value* a, Value* b) {
     Value* eq_pick = b_.CreateSelect(SignBit(a), b, a);  // equal: prefer +0
@@ -328,11 +398,16 @@ class Emitter {
     for (int i = r.begin; i < r.end; ++i)
       if (!f_.stmts[i].dead) max_n = std::max(max_n, f_.stmts[i].channels);
     if (max_n == 0) return absl::OkStatus();
-    const int blocks = (max_n + W_ - 1) / W_;
+    // Two hardware vectors of channels per block when there are enough channels: the per-channel
+    // recurrences (Welford, the gradient sums) are latency-bound chains, and two independent
+    // vectors per step keep the FMA pipes busy.
+    const int L = max_n > W_ ? kVectorsPerBlock * W_ : W_;
+    WidthScope lanes(this, L);
+    const int blocks = (max_n + L - 1) / L;
     Loop(b_.getInt64(blocks), [&](Value* block) {
-      Value* cb = b_.CreateMul(block, b_.getInt64(W_));
+      Value* cb = b_.CreateMul(block, b_.getInt64(L));
       std::vector<Constant*> iota;
-      for (int l = 0; l < W_; ++l) iota.push_back(ConstantInt::get(i64_, l));
+      for (int l = 0; l < L; ++l) iota.push_back(ConstantInt::get(i64_, l));
       lanes_ = b_.CreateAdd(Splat(cb), ConstantVector::get(iota));
       cb_ = cb;
       for (int i = r.begin; i < r.end; ++i) {
@@ -365,9 +440,7 @@ class Emitter {
   }
 
   Value* LanePtrs(ir::LaneField f) {
-    Value* off = b_.CreateAdd(b_.CreateMul(lanes_, ConstantInt::get(vi64_, kLaneSize)),
-                              ConstantInt::get(vi64_, kLanesOffset + LaneFieldOffset(f)));
-    return b_.CreateGEP(i8_, state_, off);
+    return LaneStrided(b_.CreateGEP(i8_, state_, b_.getInt64(kLanesOffset + LaneFieldOffset(f))), kLaneSize);
   }
 
   Value* Statement(const Stmt& s) {
@@ -416,7 +489,7 @@ class Emitter {
   }
   // W consecutive elements of one lane's row (masked: a tail), widened to fp32.
   Value* LoadRow(const ir::TensorRef& t, Value* lane, Value* elem, Value* tail_mask) {
-    auto* vt = FixedVectorType::get(RawType(t.dtype), W_);
+    auto* vt = FixedVectorType::get(RawType(t.dtype), W_);  // rows are W wide whatever n_ is
     Value* p = RowPtr(t, lane, elem);
     Value* raw = tail_mask ? static_cast<Value*>(b_.CreateMaskedLoad(vt, p, Align(DtypeSize(t.dtype)), tail_mask,
                                                                      Constant::getNullValue(vt)))
@@ -434,8 +507,75 @@ class Emitter {
     for (int l = 0; l < W_; ++l) bits.push_back(b_.getInt1(l < r));
     return ConstantVector::get(bits);
   }
-  // In-register W×W transpose by block swaps (h = W/2 ... 1): cols[j][l] = rows[l][j].
+  // In-register W×W transpose from single-instruction shuffles (design.md, "vectorise the
+  // recurrences across channels"): unpack ps and unpack pd make 4×4 transposes inside each
+  // 128-bit block, then even/odd block deinterleaves (vshuff32x4) gather whole columns. Returns
+  // cols[j][l] = rows[l][j]. Which register ends up holding which column is found by running the
+  // same shuffles on element numbers once (TransposePlan), not spelled out per width.
+  struct TransposePlan {
+    struct Pair {
+      int a, b;                      // registers combined; results replace a and b
+      std::vector<int> lo, hi;       // shuffle masks over concat(a, b)
+    };
+    std::vector<Pair> pairs;
+    std::vector<int> column_reg;     // column j is in register column_reg[j]
+  };
+  static TransposePlan MakeTransposePlan(int w) {
+    TransposePlan p;
+    auto pair = [&](int a, int b, auto lo_of, auto hi_of) {
+      TransposePlan::Pair q{a, b, std::vector<int>(w), std::vector<int>(w)};
+      for (int i = 0; i < w; ++i) q.lo[i] = lo_of(i), q.hi[i] = hi_of(i);
+      p.pairs.push_back(std::move(q));
+    };
+    // Element i of a 128-bit block b = i / 4 (quad q = i % 4); `w +` picks from the second source.
+    for (int r = 0; r < w; r += 2)  // unpcklps / unpckhps
+      pair(r, r + 1, [w](int i) { return (i / 4) * 4 + (i % 4) / 2 + (i % 2 ? w : 0); },
+           [w](int i) { return (i / 4) * 4 + 2 + (i % 4) / 2 + (i % 2 ? w : 0); });
+    for (int r = 0; r < w; ++r)  // unpcklpd / unpckhpd, rows r and r + 2 of each group of four
+      if (r % 4 < 2)
+        pair(r, r + 2, [w](int i) { return (i / 4) * 4 + i % 2 + (i % 4 >= 2 ? w : 0); },
+             [w](int i) { return (i / 4) * 4 + 2 + i % 2 + (i % 4 >= 2 ? w : 0); });
+    for (int d = 4; d < w; d *= 2)  // even / odd 128-bit blocks of concat(a, b)
+      for (int r = 0; r < w; ++r)
+        if ((r & d) == 0)
+          pair(r, r + d, [](int i) { return (i / 4) * 8 + i % 4; }, [](int i) { return (i / 4) * 8 + 4 + i % 4; });
+    // Run the plan on element numbers (row · w + column) to find where each column lands.
+    std::vector<std::vector<int>> regs(w, std::vector<int>(w));
+    for (int r = 0; r < w; ++r)
+      for (int i = 0; i < w; ++i) regs[r][i] = r * w + i;
+    for (const TransposePlan::Pair& q : p.pairs) {
+      std::vector<int> lo(w), hi(w);
+      auto pick = [&](int k) { return k < w ? regs[q.a][k] : regs[q.b][k - w]; };
+      for (int i = 0; i < w; ++i) lo[i] = pick(q.lo[i]), hi[i] = pick(q.hi[i]);
+      regs[q.a] = lo;
+      regs[q.b] = hi;
+    }
+    p.column_reg.assign(w, -1);
+    for (int r = 0; r < w; ++r) {
+      const int column = regs[r][0] % w;
+      for (int l = 0; l < w; ++l)
+        if (regs[r][l] != l * w + column) return {};  // not a transpose: caller falls back
+      p.column_reg[column] = r;
+    }
+    return p;
+  }
   std::vector<Value*> Transpose(std::vector<Value*> r) {
+    static const TransposePlan plan16 = MakeTransposePlan(16), plan8 = MakeTransposePlan(8),
+                               plan4 = MakeTransposePlan(4);
+    const TransposePlan& plan = W_ == 16 ? plan16 : W_ == 8 ? plan8 : plan4;
+    if (plan.pairs.empty() || W_ > 16) return TransposeBySwaps(std::move(r));
+    for (const TransposePlan::Pair& q : plan.pairs) {
+      Value* lo = b_.CreateShuffleVector(r[q.a], r[q.b], q.lo);
+      Value* hi = b_.CreateShuffleVector(r[q.a], r[q.b], q.hi);
+      r[q.a] = lo;
+      r[q.b] = hi;
+    }
+    std::vector<Value*> cols(W_);
+    for (int j = 0; j < W_; ++j) cols[j] = r[plan.column_reg[j]];
+    return cols;
+  }
+  // The general W×W transpose by block swaps (h = W/2 ... 1), for widths without a plan.
+  std::vector<Value*> TransposeBySwaps(std::vector<Value*> r) {
     for (int h = W_ / 2; h >= 1; h /= 2) {
       for (int i = 0; i < W_; ++i) {
         if (i & h) continue;
@@ -453,23 +593,76 @@ class Emitter {
     }
     return r;
   }
-  // Loads W consecutive elements from k0 for every lane of the block and transposes them:
-  // result[j] holds element k0 + j of every lane. Inactive lanes read lane 0's row (active
-  // whenever the statement runs in this block); their values are never stored.
-  std::vector<Value*> LoadColumns(const ir::TensorRef& t, Value* k0) {
+  // Loads `count` (≤ W) consecutive elements from k0 for lanes part·W ... part·W + W − 1 of the
+  // block and transposes them: result[j] (W lanes) holds element k0 + j of each. Inactive lanes
+  // read lane 0's row (active whenever the statement runs in this block); their values are
+  // never stored.
+  std::vector<Value*> LoadColumns(const ir::TensorRef& t, Value* k0, int part, int count) {
     std::vector<Value*> rows;
-    for (int l = 0; l < W_; ++l) {
-      Value* active = b_.CreateICmpULT(b_.CreateAdd(cb_, b_.getInt64(l)), b_.getInt64(channels_));
-      Value* lane = b_.CreateSelect(active, b_.getInt64(l), b_.getInt64(0));
-      rows.push_back(LoadRow(t, lane, k0, nullptr));
+    for (int l = part * W_; l < (part + 1) * W_; ++l)
+      rows.push_back(LoadRow(t, ActiveOrFirst(l), k0, count < W_ ? TailMask(count) : nullptr));
+    std::vector<Value*> cols = Transpose(rows);
+    cols.resize(static_cast<size_t>(count));
+    return cols;
+  }
+  std::vector<Value*> LoadColumns(const ir::TensorRef& t, Value* k0, int part) { return LoadColumns(t, k0, part, W_); }
+  // Lane l of the block if its channel is active, else lane 0 (i64 scalar).
+  Value* ActiveOrFirst(int l) {
+    Value* active = b_.CreateICmpULT(b_.CreateAdd(cb_, b_.getInt64(l)), b_.getInt64(channels_));
+    return b_.CreateSelect(active, b_.getInt64(l), b_.getInt64(0));
+  }
+  // Stores values[k] (n_ lanes each) to element k of every active lane. A contiguous
+  // destination gets one masked row store per lane after a transpose: a scatter writes one
+  // element per instruction slot, and each lane's row is a different page.
+  void StoreLaneValues(const ir::TensorRef& dst, const std::vector<Value*>& values) {
+    const int count = static_cast<int>(values.size());
+    if (!ContiguousRow(dst) || count > W_ || W_ < 4) {
+      for (int k = 0; k < count; ++k) StoreElem(dst, ConstOffset(dst, k), values[static_cast<size_t>(k)]);
+      return;
     }
-    return Transpose(rows);
+    ForEachPart([&](int part) {
+      std::vector<Value*> cols(static_cast<size_t>(W_), PoisonValue::get(vf_));
+      for (int k = 0; k < count; ++k) cols[static_cast<size_t>(k)] = Part(values[static_cast<size_t>(k)], part);
+      const std::vector<Value*> rows = Transpose(cols);  // rows[l][k] = values[k][lane l]
+      for (int l = 0; l < W_; ++l) {
+        const int lane = part * W_ + l;
+        Value* active = b_.CreateICmpULT(b_.CreateAdd(cb_, b_.getInt64(lane)), b_.getInt64(channels_));
+        Value* mask = b_.CreateSelect(active, TailMask(count), Constant::getNullValue(TailMask(count)->getType()));
+        Value* p = RowPtr(dst, ActiveOrFirst(lane), b_.getInt64(0));
+        b_.CreateMaskedStore(Narrow(dst.dtype, rows[static_cast<size_t>(l)]), p, Align(DtypeSize(dst.dtype)), mask);
+      }
+    });
+  }
+  // Lanes part·W ... part·W + W − 1 of an n_-lane vector, and the vector with them replaced.
+  // The per-channel recurrences step one W-lane part at a time: each part's chain is
+  // independent, and working on one part keeps its W columns and accumulators in registers.
+  Value* Part(Value* v, int part) {
+    std::vector<int> mask(static_cast<size_t>(W_));
+    for (int i = 0; i < W_; ++i) mask[i] = part * W_ + i;
+    return b_.CreateShuffleVector(v, v, mask);
+  }
+  Value* WithPart(Value* v, int part, Value* p) {
+    const int n = Lanes(v);
+    std::vector<int> widen(static_cast<size_t>(n)), mask(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) widen[i] = i < W_ ? i : -1;
+    for (int i = 0; i < n; ++i) mask[i] = i / W_ == part ? n + i % W_ : i;
+    return b_.CreateShuffleVector(v, b_.CreateShuffleVector(p, p, widen), mask);
+  }
+  // For each W-lane part of the block: body(part) with W-lane vectors.
+  template <typename Body>
+  void ForEachPart(Body body) {
+    const int parts = n_ / W_;
+    for (int part = 0; part < parts; ++part) {
+      WidthScope w(this, W_);
+      body(part);
+    }
   }
   // Element-wise statements on contiguous rows: lane by lane, W elements at a time; per-channel
   // scalars are splatted from their lane.
   template <typename Body>  // Body(lane, elem, tail_mask) emits one W-element chunk
   void RowLoop(int64_t count, Body body) {
-    Loop(b_.getInt64(W_), [&](Value* lane) {
+    Loop(b_.getInt64(n_), [&](Value* lane) {
+      WidthScope row(this, W_);
       If(b_.CreateICmpULT(b_.CreateAdd(cb_, lane), b_.getInt64(channels_)), [&] {
         Loop(b_.getInt64(count / W_), [&](Value* chunk) { body(lane, b_.CreateMul(chunk, b_.getInt64(W_)), nullptr); });
         if (count % W_ != 0) body(lane, b_.getInt64(count - count % W_), TailMask(count % W_));
@@ -479,105 +672,143 @@ class Emitter {
   Value* LaneScalar(Value* vec, Value* lane) { return Splat(b_.CreateExtractElement(vec, lane)); }
 
   // ---- Welford statistics ----
-  struct WelfordAcc {
+  struct Welford {
     Value *mean, *m2;
   };
   // One Welford step for element x, the n-th of its stream (n an i64 value).
-  void WelfordStep(WelfordAcc acc, Value* x, Value* n) {
+  Welford WelfordStep(Welford w, Value* x, Value* n) {
     Value* rp = b_.CreateGEP(i8_, state_, b_.CreateAdd(b_.getInt64(kPramOffset - 4), b_.CreateMul(n, b_.getInt64(4))));
     Value* recip = Splat(b_.CreateLoad(f32_, rp));  // recip(n) = PRAM[n − 1]
-    Value* mu = Get(acc.mean, vf_);
-    Value* delta = b_.CreateFSub(x, mu);
-    Value* mu2 = Fma(delta, recip, mu);
-    b_.CreateStore(mu2, acc.mean);
-    b_.CreateStore(Fma(delta, b_.CreateFSub(x, mu2), Get(acc.m2, vf_)), acc.m2);
+    Value* delta = b_.CreateFSub(x, w.mean);
+    Value* mean = Fma(delta, recip, w.mean);
+    return {mean, Fma(delta, b_.CreateFSub(x, mean), w.m2)};
   }
   void Stats(const Stmt& s) {
     const ir::TensorRef& src = s.tensors[0];
     const ir::TensorRef& dst = s.tensors[1];
     const int64_t count = src.pattern.Count();
     const bool split = s.flag;
-    WelfordAcc acc[2] = {{Var(vf_, F(0.0f)), Var(vf_, F(0.0f))}, {Var(vf_, F(0.0f)), Var(vf_, F(0.0f))}};
-    // Element k belongs to stream k % 2 (split) or 0, as its (k / 2 + 1)-th or (k + 1)-th element.
-    auto step = [&](Value* x, int parity, Value* k) {
-      Value* n = split ? b_.CreateAdd(b_.CreateLShr(k, b_.getInt64(1)), b_.getInt64(1))
-                       : b_.CreateAdd(k, b_.getInt64(1));
-      WelfordStep(acc[split ? parity : 0], x, n);
+    Type* lane_vf = vf_;
+    // Accumulators of the two parity streams (one without the split), all lanes of the block.
+    Value* slots[2][2] = {{Var(vf_, F(0.0f)), Var(vf_, F(0.0f))}, {Var(vf_, F(0.0f)), Var(vf_, F(0.0f))}};
+    auto load = [&](int t) { return Welford{Get(slots[t][0], lane_vf), Get(slots[t][1], lane_vf)}; };
+    auto store = [&](int t, Welford w) {
+      b_.CreateStore(w.mean, slots[t][0]);
+      b_.CreateStore(w.m2, slots[t][1]);
     };
+    // Element k belongs to stream k % 2 (split) or 0, as its (k / 2 + 1)-th or (k + 1)-th element.
+    auto nth = [&](Value* k) {
+      return split ? b_.CreateAdd(b_.CreateLShr(k, b_.getInt64(1)), b_.getInt64(1)) : b_.CreateAdd(k, b_.getInt64(1));
+    };
+    const int streams = split ? 2 : 1;
     int64_t done = 0;
     if (ContiguousRow(src) && count >= W_) {
       done = count - count % W_;
       Loop(b_.getInt64(count / W_), [&](Value* chunk) {
         Value* k0 = b_.CreateMul(chunk, b_.getInt64(W_));
-        const std::vector<Value*> cols = LoadColumns(src, k0);
-        for (int j = 0; j < W_; ++j) step(cols[j], j % 2, b_.CreateAdd(k0, b_.getInt64(j)));
+        ForEachPart([&](int part) {
+          const std::vector<Value*> cols = LoadColumns(src, k0, part);
+          Welford w[2];
+          for (int t = 0; t < streams; ++t) w[t] = {Part(load(t).mean, part), Part(load(t).m2, part)};
+          for (int j = 0; j < W_; ++j) {
+            const int t = split ? j % 2 : 0;
+            w[t] = WelfordStep(w[t], cols[j], nth(b_.CreateAdd(k0, b_.getInt64(j))));
+          }
+          for (int t = 0; t < streams; ++t) {
+            const Welford all = load(t);
+            store(t, {WithPart(all.mean, part, w[t].mean), WithPart(all.m2, part, w[t].m2)});
+          }
+        });
       });
     }
     // The rest, element by element (gathers), each stream in its own order.
     auto off = OffsetFn(src);
-    for (int parity = 0; parity < (split ? 2 : 1); ++parity) {
+    for (int parity = 0; parity < streams; ++parity) {
       const int64_t first = split ? done + ((done % 2 == parity) ? 0 : 1) : done;
       const int64_t stride = split ? 2 : 1;
       if (first >= count) continue;
       Loop(b_.getInt64((count - first + stride - 1) / stride), [&](Value* j) {
         Value* k = b_.CreateAdd(b_.getInt64(first), b_.CreateMul(j, b_.getInt64(stride)));
-        step(LoadElem(src, off(k)), parity, k);
+        store(parity, WelfordStep(load(parity), LoadElem(src, off(k)), nth(k)));
       });
     }
     std::vector<Value*> out;
     if (split)
-      out = {Val(s.operands[0]), Get(acc[0].mean, vf_), Get(acc[0].m2, vf_), Val(s.operands[1]),
-             Get(acc[1].mean, vf_), Get(acc[1].m2, vf_)};
+      out = {Val(s.operands[0]), load(0).mean, load(0).m2, Val(s.operands[1]), load(1).mean, load(1).m2};
     else
-      out = {b_.CreateFAdd(Val(s.operands[0]), Val(s.operands[1])), Get(acc[0].mean, vf_), Get(acc[0].m2, vf_)};
-    for (size_t k = 0; k < out.size(); ++k) StoreElem(dst, ConstOffset(dst, static_cast<int64_t>(k)), out[k]);
+      out = {b_.CreateFAdd(Val(s.operands[0]), Val(s.operands[1])), load(0).mean, load(0).m2};
+    StoreLaneValues(dst, out);
   }
   void Aggregate(const Stmt& s) {
     const ir::TensorRef& src = s.tensors[0];
     const ir::TensorRef& dst = s.tensors[1];
-    Value* n = Var(vf_, F(0.0f));
-    Value* mean = Var(vf_, F(0.0f));
-    Value* m2 = Var(vf_, F(0.0f));
-    auto off = OffsetFn(src);
-    Loop(b_.getInt64(src.pattern.Count() / 3), [&](Value* t) {
-      Value* k = b_.CreateMul(t, b_.getInt64(3));
-      Value* nb = LoadElem(src, off(k));
-      Value* mb = LoadElem(src, off(b_.CreateAdd(k, b_.getInt64(1))));
-      Value* m2b = LoadElem(src, off(b_.CreateAdd(k, b_.getInt64(2))));
-      Value* active = b_.CreateFCmpUNE(nb, F(0.0f));  // "if nb == 0: skip"
-      Value* n0 = Get(n, vf_);
-      Value* mean0 = Get(mean, vf_);
-      Value* m20 = Get(m2, vf_);
-      Value* nab = b_.CreateFAdd(n0, nb);
+    Type* lane_vf = vf_;
+    struct Merged {
+      Value *n, *mean, *m2;
+    };
+    Value* slots[3] = {Var(vf_, F(0.0f)), Var(vf_, F(0.0f)), Var(vf_, F(0.0f))};
+    auto load = [&] { return Merged{Get(slots[0], lane_vf), Get(slots[1], lane_vf), Get(slots[2], lane_vf)}; };
+    auto store = [&](Merged m) {
+      b_.CreateStore(m.n, slots[0]);
+      b_.CreateStore(m.mean, slots[1]);
+      b_.CreateStore(m.m2, slots[2]);
+    };
+    // Chan's merge of one tuple (nb, mb, m2b); "if nb == 0: skip".
+    auto merge = [&](Merged a, Value* nb, Value* mb, Value* m2b) {
+      Value* active = b_.CreateFCmpUNE(nb, F(0.0f));
+      Value* nab = b_.CreateFAdd(a.n, nb);
       Value* w = NDiv(nb, nab);
-      Value* delta = b_.CreateFSub(mb, mean0);
-      Value* mean1 = Fma(delta, w, mean0);
-      Value* m21 = Fma(b_.CreateFMul(delta, delta), b_.CreateFMul(n0, w), b_.CreateFAdd(m20, m2b));
-      b_.CreateStore(b_.CreateSelect(active, mean1, mean0), mean);
-      b_.CreateStore(b_.CreateSelect(active, m21, m20), m2);
-      b_.CreateStore(b_.CreateSelect(active, nab, n0), n);
-    });
-    Value* nf = Get(n, vf_);
-    Value* var = b_.CreateSelect(b_.CreateFCmpOEQ(nf, F(0.0f)), F(0.0f), NDiv(Get(m2, vf_), nf));
-    StoreElem(dst, ConstOffset(dst, 0), Get(mean, vf_));
-    StoreElem(dst, ConstOffset(dst, 1), var);
+      Value* delta = b_.CreateFSub(mb, a.mean);
+      Value* mean1 = Fma(delta, w, a.mean);
+      Value* m21 = Fma(b_.CreateFMul(delta, delta), b_.CreateFMul(a.n, w), b_.CreateFAdd(a.m2, m2b));
+      return Merged{b_.CreateSelect(active, nab, a.n), b_.CreateSelect(active, mean1, a.mean),
+                    b_.CreateSelect(active, m21, a.m2)};
+    };
+    const int64_t tuples = src.pattern.Count() / 3;
+    if (ContiguousRow(src) && W_ >= 3) {
+      // A contiguous source: W / 3 tuples per transposed load instead of three gathers each.
+      const int per = W_ / 3;
+      auto chunk = [&](Value* k0, int n) {  // n tuples from element k0
+        ForEachPart([&](int part) {
+          const std::vector<Value*> cols = LoadColumns(src, k0, part, 3 * n);
+          const Merged all = load();
+          Merged m{Part(all.n, part), Part(all.mean, part), Part(all.m2, part)};
+          for (int t = 0; t < n; ++t) m = merge(m, cols[3 * t], cols[3 * t + 1], cols[3 * t + 2]);
+          store({WithPart(all.n, part, m.n), WithPart(all.mean, part, m.mean), WithPart(all.m2, part, m.m2)});
+        });
+      };
+      Loop(b_.getInt64(tuples / per), [&](Value* c) { chunk(b_.CreateMul(c, b_.getInt64(3 * per)), per); });
+      if (tuples % per != 0) chunk(b_.getInt64(tuples / per * per * 3), static_cast<int>(tuples % per));
+    } else {
+      auto off = OffsetFn(src);
+      Loop(b_.getInt64(tuples), [&](Value* t) {
+        Value* k = b_.CreateMul(t, b_.getInt64(3));
+        store(merge(load(), LoadElem(src, off(k)), LoadElem(src, off(b_.CreateAdd(k, b_.getInt64(1)))),
+                    LoadElem(src, off(b_.CreateAdd(k, b_.getInt64(2))))));
+      });
+    }
+    const Merged m = load();
+    Value* var = b_.CreateSelect(b_.CreateFCmpOEQ(m.n, F(0.0f)), F(0.0f), NDiv(m.m2, m.n));
+    StoreLaneValues(dst, {m.mean, var});
   }
   void GradSums(const Stmt& s) {
     const ir::TensorRef& x = s.tensors[0];
     const ir::TensorRef& dy = s.tensors[1];
     const ir::TensorRef& dst = s.tensors[2];
+    Type* lane_vf = vf_;
     Value* mu = Val(s.operands[0]);
     Value* vf = Val(s.operands[1]);
     Value* vf2 = b_.CreateFMul(vf, vf);
-    Value* s0 = Var(vf_, F(0.0f));
-    Value* s1 = Var(vf_, F(0.0f));
-    Value* s2 = Var(vf_, F(0.0f));
-    auto step = [&](Value* xv, Value* dyv) {
-      Value* d = b_.CreateFSub(xv, mu);
+    Value* slots[3] = {Var(vf_, F(0.0f)), Var(vf_, F(0.0f)), Var(vf_, F(0.0f))};
+    // One element of the sums (Σdy, Σ(x−μ)·dy·vf, Σ(x−μ)·dy·vf²), on whole blocks or one part.
+    auto step = [&](std::array<Value*, 3> sums, Value* xv, Value* dyv, Value* mu_, Value* vf_1, Value* vf_2) {
+      Value* d = b_.CreateFSub(xv, mu_);
       Value* p = b_.CreateFMul(d, dyv);
-      b_.CreateStore(b_.CreateFAdd(Get(s0, vf_), dyv), s0);
-      b_.CreateStore(Fma(p, vf, Get(s1, vf_)), s1);
-      b_.CreateStore(Fma(p, vf2, Get(s2, vf_)), s2);
+      return std::array<Value*, 3>{b_.CreateFAdd(sums[0], dyv), Fma(p, vf_1, sums[1]), Fma(p, vf_2, sums[2])};
+    };
+    auto load = [&] { return std::array<Value*, 3>{Get(slots[0], lane_vf), Get(slots[1], lane_vf), Get(slots[2], lane_vf)}; };
+    auto store = [&](std::array<Value*, 3> v) {
+      for (int i = 0; i < 3; ++i) b_.CreateStore(v[i], slots[i]);
     };
     const int64_t count = x.pattern.Count();
     int64_t done = 0;
@@ -585,20 +816,25 @@ class Emitter {
       done = count - count % W_;
       Loop(b_.getInt64(count / W_), [&](Value* chunk) {
         Value* k0 = b_.CreateMul(chunk, b_.getInt64(W_));
-        const std::vector<Value*> xs = LoadColumns(x, k0), dys = LoadColumns(dy, k0);
-        for (int j = 0; j < W_; ++j) step(xs[j], dys[j]);
+        ForEachPart([&](int part) {
+          const std::vector<Value*> xs = LoadColumns(x, k0, part), dys = LoadColumns(dy, k0, part);
+          const std::array<Value*, 3> all = load();
+          std::array<Value*, 3> sums = {Part(all[0], part), Part(all[1], part), Part(all[2], part)};
+          Value *mu_p = Part(mu, part), *vf_p = Part(vf, part), *vf2_p = Part(vf2, part);
+          for (int j = 0; j < W_; ++j) sums = step(sums, xs[j], dys[j], mu_p, vf_p, vf2_p);
+          store({WithPart(all[0], part, sums[0]), WithPart(all[1], part, sums[1]), WithPart(all[2], part, sums[2])});
+        });
       });
     }
     if (done < count) {
       auto ox = OffsetFn(x), ody = OffsetFn(dy);
       Loop(b_.getInt64(count - done), [&](Value* j) {
         Value* k = b_.CreateAdd(j, b_.getInt64(done));
-        step(LoadElem(x, ox(k)), LoadElem(dy, ody(k)));
+        store(step(load(), LoadElem(x, ox(k)), LoadElem(dy, ody(k)), mu, vf, vf2));
       });
     }
-    StoreElem(dst, ConstOffset(dst, 0), Get(s0, vf_));
-    StoreElem(dst, ConstOffset(dst, 1), Get(s1, vf_));
-    StoreElem(dst, ConstOffset(dst, 2), Get(s2, vf_));
+    const std::array<Value*, 3> sums = load();
+    StoreLaneValues(dst, {sums[0], sums[1], sums[2]});
   }
   Value* BackPropValue(const Stmt& s, Value* x, Value* dy, Value* lane) {
     auto get = [&](int i) { return lane ? LaneScalar(Val(s.operands[i]), lane) : Val(s.operands[i]); };
@@ -652,7 +888,7 @@ class Emitter {
     Loop(b_.getInt64(src.pattern.Count()), [&](Value* k) {
       Value* raw = Gather(et, ElementPtrs(src, os(k)), es);
       if (s.flag) {
-        auto* vt = FixedVectorType::get(et, W_);
+        auto* vt = FixedVectorType::get(et, n_);
         raw = IsFloatDtype(src.dtype)
                   ? b_.CreateXor(raw, ConstantInt::get(vt, APInt::getSignMask(8 * es)))
                   : b_.CreateSub(Constant::getNullValue(vt), raw);
@@ -665,7 +901,10 @@ class Emitter {
   Module& m_;
   LLVMContext& ctx_;
   IRBuilder<> b_;
-  const int W_;
+  // Hardware vectors of channels per block in channel-major regions (see ChannelMajorRegion).
+  static constexpr int kVectorsPerBlock = 2;
+  const int W_;  // f32 lanes of a hardware vector
+  int n_ = 0;    // lanes of the vectors being emitted (SetWidth)
   Type *f32_, *i8_, *i16_, *i32_, *i64_;
   PointerType* ptr_;
   FixedVectorType *vf_, *vi32_, *vi64_;
@@ -676,6 +915,7 @@ class Emitter {
   int channels_ = 0;
   std::vector<Value*> values_;
   GlobalVariable* recip8_ = nullptr;
+  GlobalVariable* rsq_ = nullptr;
 };
 
 }  // namespace

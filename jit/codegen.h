@@ -17,13 +17,10 @@ class Module;
 namespace dvejit::jit {
 
 // Runtime services compiled code calls through a table passed as an argument (no symbol
-// resolution needed): the interpreter for statements the JIT does not compile, and the Newton
-// paths (one routine shared with the interpreter, so the bits agree).
+// resolution needed): the interpreter, for statements the JIT does not compile. The Newton
+// paths (nrecip, ndiv, nrsqrt) are emitted inline, checked bit for bit against kernels/numerics.h.
 struct RtTable {
   void (*interp)(void* ctx, int32_t instruction);
-  float (*nrecip)(float);
-  float (*ndiv)(float, float, const float* pram);
-  float (*nrsqrt)(float);
 };
 const RtTable& DefaultRtTable(void (*interp)(void*, int32_t));
 
