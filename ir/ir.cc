@@ -45,15 +45,58 @@ std::string TensorText(const TensorRef& t) {
 }
 }  // namespace
 
+bool RepeatCopyMatches(const Function& f, const Repeat& r, int copy) {
+  const int shift = copy * r.period, arg_shift = copy * r.arg_stride;
+  if (r.begin < 0 || r.period <= 0 || copy < 0 || r.begin + shift + r.period > static_cast<int>(f.stmts.size()))
+    return false;
+  for (int k = 0; k < r.period; ++k) {
+    const Stmt& a = f.stmts[r.begin + k];
+    const Stmt& b = f.stmts[r.begin + shift + k];
+    if (a.op != b.op || a.channels != b.channels || a.dtype != b.dtype || a.element != b.element ||
+        a.field != b.field || a.alu0 != b.alu0 || a.alu1 != b.alu1 || a.reverse != b.reverse ||
+        a.flag != b.flag || a.dead != b.dead || a.operands.size() != b.operands.size() ||
+        a.tensors.size() != b.tensors.size() || (a.arg < 0) != (b.arg < 0) ||
+        (a.arg >= 0 && b.arg != a.arg + arg_shift))
+      return false;
+    for (size_t i = 0; i < a.operands.size(); ++i) {
+      const bool own = a.operands[i] >= r.begin && a.operands[i] < r.begin + r.period;
+      if (b.operands[i] != a.operands[i] + (own ? shift : 0)) return false;
+    }
+    for (size_t i = 0; i < a.tensors.size(); ++i) {
+      const TensorRef &x = a.tensors[i], &y = b.tensors[i];
+      if (y.arg != x.arg + arg_shift || x.dtype != y.dtype || x.space != y.space || x.pattern.dims != y.pattern.dims)
+        return false;
+      for (int d = 0; d < x.pattern.dims; ++d)
+        if (x.pattern.num[d] != y.pattern.num[d] || x.pattern.step[d] != y.pattern.step[d]) return false;
+    }
+  }
+  return true;
+}
+
 std::string Print(const Function& f) {
   std::string s = Cat("func @stream gen=", GenerationName(f.gen), " args=", f.num_args, " {\n");
   size_t r = 0;
+  const Region* region = nullptr;
+  size_t rep = 0;
   for (size_t i = 0; i < f.stmts.size(); ++i) {
     while (r < f.regions.size() && f.regions[r].begin == static_cast<int>(i)) {
       const Region& reg = f.regions[r];
       s += Cat("  region ", r, reg.channel_major ? " channel-major" : " global", " [", reg.begin,
                ", ", reg.end, ")\n");
+      region = &reg;
+      rep = 0;
       ++r;
+    }
+    // A repeat prints its first copy; the others differ only in their slots.
+    if (region != nullptr && rep < region->repeats.size()) {
+      const Repeat& rp = region->repeats[rep];
+      if (static_cast<int>(i) == rp.begin)
+        s += Cat("    repeat x", rp.count, " period ", rp.period, " args +", rp.arg_stride, " {\n");
+      if (static_cast<int>(i) == rp.begin + rp.period) s += "    }\n";
+      if (static_cast<int>(i) >= rp.begin + rp.period && static_cast<int>(i) < rp.end()) {
+        if (static_cast<int>(i) + 1 == rp.end()) ++rep;
+        continue;
+      }
     }
     const Stmt& st = f.stmts[i];
     if (st.dead) continue;
@@ -110,6 +153,18 @@ absl::Status Verify(const Function& f) {
     for (int i = r.begin; i < r.end; ++i)
       if (r.channel_major && !f.stmts[i].dead && IsGlobal(f.stmts[i].op))
         return fail(Cat("stmt ", i, ": a global statement inside a channel-major region"));
+    int after = r.begin;
+    for (const Repeat& rp : r.repeats) {
+      if (!r.channel_major || rp.begin < after || rp.count < 2 || rp.period < 1 || rp.end() > r.end)
+        return fail(Cat("repeat at ", rp.begin, ": not disjoint inside a channel-major region"));
+      for (int c = 1; c < rp.count; ++c)
+        if (!RepeatCopyMatches(f, rp, c)) return fail(Cat("repeat at ", rp.begin, ": copy ", c, " differs"));
+      // The loop's values do not outlive it: nothing after the repeat uses them.
+      for (int i = rp.end(); i < r.end; ++i)
+        for (ValueId v : f.stmts[i].operands)
+          if (v >= rp.begin && v < rp.end()) return fail(Cat("stmt ", i, ": uses %", v, " from inside a repeat"));
+      after = rp.end();
+    }
     next = r.end;
   }
   if (next != static_cast<int>(f.stmts.size())) return fail("regions do not cover every statement");

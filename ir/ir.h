@@ -56,11 +56,20 @@ struct Stmt {
   bool dead = false;     // removed by a pass (kept so ValueIds stay stable)
 };
 
+// `count` back-to-back copies of the `period` statements from `begin` that differ only in
+// their argument slots (copy r uses slot + r · arg_stride) and in operands that point into their
+// own copy (shifted by r · period): the tiles of one op over a tensor. Compiled as one loop.
+struct Repeat {
+  int begin = 0, period = 0, count = 0, arg_stride = 0;
+  int end() const { return begin + period * count; }
+};
+
 // Consecutive statements that run channel-block-major: for each block of channels, every
 // statement of the region runs back to back (design.md, "Channels are independent").
 struct Region {
   int begin = 0, end = 0;  // statement indices [begin, end)
   bool channel_major = false;  // false: a global statement run once, in order
+  std::vector<Repeat> repeats;  // in order, disjoint, inside [begin, end)
 };
 
 struct Function {
@@ -81,6 +90,9 @@ struct Function {
 
 std::string Print(const Function& f);
 absl::Status Verify(const Function& f);
+// Whether copy `copy` of a repeat's period (statements begin + copy · period ...) matches copy 0
+// with argument slots shifted by copy · arg_stride and own-copy operands by copy · period.
+bool RepeatCopyMatches(const Function& f, const Repeat& r, int copy);
 
 // Lowers a validated, register-resolved stream: every instruction the code generator covers
 // becomes typed statements; any other becomes an Interp statement (reason recorded).

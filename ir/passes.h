@@ -22,6 +22,9 @@ void ForwardLaneState(Function& f);
 void EliminateDeadLaneSets(Function& f);
 // Value statements nobody uses are removed.
 void EliminateDeadValues(Function& f);
+// Runs of identical statement groups that differ only in argument slots (the tiles of an op)
+// become repeats, compiled as loops.
+void RerollRepeats(Function& f);
 
 // Lower + the passes above, the verifier after every pass in debug builds and always at the end.
 // With `fuse` false every instruction is a region of its own and lane state goes through

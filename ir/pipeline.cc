@@ -17,6 +17,7 @@ absl::StatusOr<Function> BuildIR(std::span<const Instruction> resolved, Generati
       {"forward-lane-state", ForwardLaneState},
       {"dead-lane-sets", EliminateDeadLaneSets},
       {"dead-values", EliminateDeadValues},
+      {"reroll-repeats", RerollRepeats},
   };
   ChannelIndependence(f, resolved);
   if (!fuse) SplitRegionsPerInstruction(f);
@@ -24,7 +25,7 @@ absl::StatusOr<Function> BuildIR(std::span<const Instruction> resolved, Generati
   if (auto s = Verify(f); !s.ok()) return absl::InternalError(Cat("after channel-independence: ", s.message()));
 #endif
   for (const auto& pass : kPasses) {
-    if (!fuse && pass.run != EliminateDeadValues) continue;
+    if (!fuse && pass.run != EliminateDeadValues && pass.run != RerollRepeats) continue;
     pass.run(f);
 #ifndef NDEBUG
     if (auto s = Verify(f); !s.ok()) return absl::InternalError(Cat("after ", pass.name, ": ", s.message()));

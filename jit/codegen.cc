@@ -165,8 +165,9 @@ class Emitter {
     b_.SetInsertPoint(exit);
   }
   Value* ArgWord(int slot) {
-    Value* p = b_.CreateGEP(i64_, args_, b_.getInt64(slot));
-    return b_.CreateLoad(i64_, p);
+    Value* index = b_.getInt64(slot);
+    if (arg_shift_ != nullptr) index = b_.CreateAdd(index, arg_shift_);  // inside a repeat
+    return b_.CreateLoad(i64_, b_.CreateGEP(i64_, args_, index));
   }
   Value* ArgPtr(int slot) { return b_.CreateIntToPtr(ArgWord(slot), ptr_); }
   Value* ArgF32(int slot) {
@@ -410,9 +411,9 @@ class Emitter {
       for (int l = 0; l < L; ++l) iota.push_back(ConstantInt::get(i64_, l));
       lanes_ = b_.CreateAdd(Splat(cb), ConstantVector::get(iota));
       cb_ = cb;
-      for (int i = r.begin; i < r.end; ++i) {
+      auto statement = [&](int i) {
         const Stmt& s = f_.stmts[i];
-        if (s.dead) continue;
+        if (s.dead) return;
         mask_ = b_.CreateICmpULT(lanes_, ConstantInt::get(vi64_, s.channels));
         channels_ = s.channels;
         if (ProducesValue(s.op) || s.channels >= max_n) {
@@ -421,6 +422,21 @@ class Emitter {
           // Skip the statement in blocks where none of its channels is active.
           If(b_.CreateICmpULT(cb, b_.getInt64(s.channels)), [&] { Statement(s); });
         }
+      };
+      size_t next_repeat = 0;
+      for (int i = r.begin; i < r.end;) {
+        if (next_repeat < r.repeats.size() && r.repeats[next_repeat].begin == i) {
+          // One loop over the copies; copy `copy` reads its arguments arg_stride · copy further on.
+          const ir::Repeat& rp = r.repeats[next_repeat++];
+          Loop(b_.getInt64(rp.count), [&](Value* copy) {
+            arg_shift_ = b_.CreateMul(copy, b_.getInt64(rp.arg_stride));
+            for (int k = rp.begin; k < rp.begin + rp.period; ++k) statement(k);
+            arg_shift_ = nullptr;
+          });
+          i = rp.end();
+          continue;
+        }
+        statement(i++);
       }
     });
     for (int i = r.begin; i < r.end; ++i) values_[i] = nullptr;  // region-local values
@@ -913,6 +929,7 @@ class Emitter {
   Value *args_ = nullptr, *state_ = nullptr, *rt_ = nullptr, *ctxp_ = nullptr;
   Value *lanes_ = nullptr, *mask_ = nullptr, *cb_ = nullptr;
   int channels_ = 0;
+  Value* arg_shift_ = nullptr;  // i64 slot offset of the current repeat copy, if any
   std::vector<Value*> values_;
   GlobalVariable* recip8_ = nullptr;
   GlobalVariable* rsq_ = nullptr;

@@ -9,6 +9,9 @@
 // mode (DVEJIT_DIFF_SECONDS) runs for as long as asked.
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -222,30 +225,43 @@ TensorScalarArith src=sbuf[0]+0x304C[1:1] in_dtype=fp32 out_dtype=fp32 n=128 op0
 BatchNormParamLoad2 src=sbuf[0]+0x3080[2:2,1:0] element_count=1024 src_dtype=fp32 immediate_dtype=fp32 n=128 imm0_ptr=sbuf[0]+0x3040 imm1_ptr=sbuf[0]+0x3058
 BatchNormBackProp in_dtypes=fp32,fp32 out_dtype=fp32 op=bypass n=128 src0=sbuf[0]+0x0[1024:1] src1=sbuf[0]+0x1000[1024:1] dst=sbuf[0]+0x2000[1024:1]
 )";
-  auto prog = Assemble(text, Generation::Cayman);
-  ASSERT_TRUE(prog.ok()) << prog.status();
-  const Outcome o = RunBoth(*prog, Generation::Cayman, fx, 5);
-  EXPECT_TRUE(o.jit_ran);
-  EXPECT_EQ(o.compiled, static_cast<int>(prog->size()));
-  EXPECT_EQ(o.diff, "");
+  // Every channel count around the block sizes (one and two vectors of 16 channels), and tiles
+  // whose length is not a multiple of the vector width (the gathered tail).
+  for (const char* n : {"n=128", "n=1", "n=5", "n=16", "n=17", "n=31", "n=32", "n=33", "n=100"}) {
+    for (const char* tile : {"[512:1]", "[509:1]"}) {
+      const std::string variant = absl::StrReplaceAll(text, {{"n=128", n}, {"[512:1]", tile}});
+      auto prog = Assemble(variant, Generation::Cayman);
+      ASSERT_TRUE(prog.ok()) << prog.status();
+      const Outcome o = RunBoth(*prog, Generation::Cayman, fx, 5);
+      EXPECT_TRUE(o.jit_ran) << n << " " << tile;
+      EXPECT_EQ(o.compiled, static_cast<int>(prog->size())) << n << " " << tile;
+      EXPECT_EQ(o.diff, "") << n << " " << tile;
+    }
+  }
 }
 
-// Reciprocal's inline Newton path against the interpreter on every exponent (both signs, edge
-// mantissas for the seed table, the Newton-range boundaries, subnormals, zeros, inf, NaN).
-TEST(JitDifferential, ReciprocalEveryExponent) {
-  Machine interp(Generation::Cayman), jit(Generation::Cayman);
+// Edge values of the IEEE single format: every exponent, both signs, mantissas that pick the
+// first, last and middle seed-table entries, the Newton-range boundaries, zeros, inf, NaN.
+std::vector<uint32_t> EdgeBits() {
   std::vector<uint32_t> bits;
   for (uint32_t sign : {0u, 0x80000000u})
     for (uint32_t e = 0; e < 256; ++e)
       for (uint32_t m : {0u, 1u, 0x10000u, 0x7F0000u, 0x7FFFFFu, 0x400000u, 0x12345u, 0x7E0000u})
         bits.push_back(sign | (e << 23) | m);
-  bits.resize(4096, 0x3F800000u);
+  return bits;
+}
+
+// Writes `bits` (fp32 words) to partition 0 from byte 0, runs `text` on both tiers (all of it
+// compiled) and compares everything.
+void ExpectSameOnEdgeValues(const std::vector<uint32_t>& bits, const std::string& text, int instructions) {
+  Machine interp(Generation::Cayman), jit(Generation::Cayman);
   std::vector<uint8_t> row(bits.size() * 4);
   std::memcpy(row.data(), bits.data(), row.size());
-  for (Machine* m : {&interp, &jit}) ASSERT_TRUE(m->Write(Space::Sbuf, 0, 1, 0, row, static_cast<uint32_t>(row.size())).ok());
-  auto prog = Assemble("Reciprocal src=sbuf[0]+0x0[4096:1] in_dtype=fp32 out_dtype=fp32 n=1 dst=sbuf[0]+0x4000[4096:1]\n"
-                       "Reciprocal src=sbuf[0]+0x0[4096:1] in_dtype=fp32 out_dtype=bf16 n=1 dst=sbuf[0]+0x8000[4096:1]",
-                       Generation::Cayman);
+  for (Machine* m : {&interp, &jit}) {
+    m->PreloadReciprocals();
+    ASSERT_TRUE(m->Write(Space::Sbuf, 0, 1, 0, row, static_cast<uint32_t>(row.size())).ok());
+  }
+  auto prog = Assemble(text, Generation::Cayman);
   ASSERT_TRUE(prog.ok()) << prog.status();
   ASSERT_TRUE(RunProgram(interp, *prog, RunOptions{}).status.ok());
   RunOptions o;
@@ -253,9 +269,73 @@ TEST(JitDifferential, ReciprocalEveryExponent) {
   const RunReport r = RunProgram(jit, *prog, o);
   ASSERT_TRUE(r.status.ok());
   EXPECT_EQ(r.tier, "jit");
-  EXPECT_EQ(r.jit_compiled_instructions, 2);
+  EXPECT_EQ(r.jit_compiled_instructions, instructions);
   EXPECT_EQ(Compare(interp, jit), "");
 }
+
+// The inline Newton paths against the interpreter on edge values: nrecip (Reciprocal), nrsqrt
+// (the TensorScalar RSQRT form), ndiv (Aggregate).
+TEST(JitDifferential, ReciprocalEveryExponent) {
+  std::vector<uint32_t> bits = EdgeBits();
+  bits.resize(4096, 0x3F800000u);
+  ExpectSameOnEdgeValues(bits,
+                         "Reciprocal src=sbuf[0]+0x0[4096:1] in_dtype=fp32 out_dtype=fp32 n=1 dst=sbuf[0]+0x4000[4096:1]\n"
+                         "Reciprocal src=sbuf[0]+0x0[4096:1] in_dtype=fp32 out_dtype=bf16 n=1 dst=sbuf[0]+0x8000[4096:1]",
+                         2);
+}
+TEST(JitDifferential, RsqrtEveryExponent) {
+  std::vector<uint32_t> bits = EdgeBits();
+  bits.resize(4096, 0x40800000u);
+  ExpectSameOnEdgeValues(
+      bits, "TensorScalarArith src=sbuf[0]+0x0[4096:1] in_dtype=fp32 out_dtype=fp32 n=1 op0=rsqrt op1=bypass dst=sbuf[0]+0x4000[4096:1]",
+      1);
+}
+// A single tuple (nb, mb, m2b) gives the weight ndiv(nb, nb) and var = ndiv(m2b, nb): pairs of
+// edge values, integral divisors (the Parameter RAM path) included.
+TEST(JitDifferential, NewtonDivisionEdgePairs) {
+  std::vector<uint32_t> values;
+  for (uint32_t e : {0u, 1u, 2u, 3u, 0x7Du, 0x7Eu, 0x7Fu, 0x80u, 0x86u, 0x87u, 0xFCu, 0xFDu, 0xFEu, 0xFFu})
+    for (uint32_t m : {0u, 1u, 0x400000u, 0x7FFFFFu})
+      for (uint32_t sign : {0u, 0x80000000u}) values.push_back(sign | (e << 23) | m);
+  for (float whole : {3.0f, 7.0f, 100.0f, 255.0f, 256.0f, 257.0f, 2.5f}) {
+    uint32_t b;
+    std::memcpy(&b, &whole, 4);
+    values.push_back(b);
+  }
+  std::vector<uint32_t> tuples;  // (nb, mb, m2b) for every pair
+  for (uint32_t nb : values)
+    for (uint32_t m2b : values) tuples.insert(tuples.end(), {nb, 0x3F800000u, m2b});
+  // Tuple t sits in channel t % 128 at element 3 · (t / 128); one Aggregate per tuple column.
+  const int tuple_count = static_cast<int>(tuples.size() / 3);
+  const int columns = (tuple_count + 127) / 128;
+  std::vector<uint32_t> rows(static_cast<size_t>(128) * 4096, 0);
+  for (int t = 0; t < tuple_count; ++t)
+    for (int i = 0; i < 3; ++i) rows[static_cast<size_t>(t % 128) * 4096 + 3 * (t / 128) + i] = tuples[3 * t + i];
+  Machine interp(Generation::Cayman), jit(Generation::Cayman);
+  for (Machine* m : {&interp, &jit}) {
+    m->PreloadReciprocals();
+    for (int c = 0; c < 128; ++c) {
+      std::vector<uint8_t> row(4096 * 4);
+      std::memcpy(row.data(), &rows[static_cast<size_t>(c) * 4096], row.size());
+      ASSERT_TRUE(m->Write(Space::Sbuf, c, 1, 0, row, static_cast<uint32_t>(row.size())).ok());
+    }
+  }
+  std::string text;
+  for (int col = 0; col < columns; ++col)
+    text += "BatchNormAggregate src=sbuf[0]+0x" + absl::StrCat(absl::Hex(12 * col)) +
+            "[3:1] in_dtype=fp32 out_dtype=fp32 n=128 dst=sbuf[0]+0x" + absl::StrCat(absl::Hex(0x8000 + 8 * col)) + "[2:1]\n";
+  auto prog = Assemble(text, Generation::Cayman);
+  ASSERT_TRUE(prog.ok()) << prog.status();
+  ASSERT_TRUE(RunProgram(interp, *prog, RunOptions{}).status.ok());
+  RunOptions o;
+  o.tier = ExecutionTier::Jit;
+  const RunReport r = RunProgram(jit, *prog, o);
+  ASSERT_TRUE(r.status.ok());
+  EXPECT_EQ(r.tier, "jit");
+  EXPECT_EQ(r.jit_compiled_instructions, columns);
+  EXPECT_EQ(Compare(interp, jit), "");
+}
+
 
 }  // namespace
 }  // namespace dvejit
