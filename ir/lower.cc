@@ -21,7 +21,7 @@ bool JitSupportsAluOp(uint8_t op) {
   }
 }
 bool JitSupportsDtype(Dtype d) {
-  return d == Dtype::FP32 || d == Dtype::FP32R || d == Dtype::BFLOAT16;
+  return DtypeSize(d) > 0 && DtypeSize(d) <= 4;  // every float and integer dtype of 1, 2 or 4 bytes
 }
 
 namespace {
@@ -127,7 +127,7 @@ class Lowerer {
   }
   static bool Ok(uint8_t d) { return JitSupportsDtype(static_cast<Dtype>(d)); }
   static std::string DtypeReason(uint8_t d) {
-    return Cat("dtype ", DtypeName(d), " is not compiled yet (fp32, fp32r and bf16 are)");
+    return Cat("dtype ", DtypeName(d), " is not compiled (only 1-, 2- and 4-byte dtypes are)");
   }
 
   // Returns "" when lowered, else why the instruction stays interpreted.

@@ -201,27 +201,103 @@ class Emitter {
     auto* vt = FixedVectorType::get(elem, n_);
     return b_.CreateMaskedGather(vt, ptrs, Align(align), mask_, Constant::getNullValue(vt));
   }
-  // Raw element bits → fp32 (any vector length: rows are W wide even inside L-lane statements).
+  // Raw element bits → fp32, numerics LoadAsF32 lane-wise (any vector length: rows are W wide
+  // even inside L-lane statements). Narrow floats widen by integer operations (exact; a NaN keeps
+  // its sign and mantissa), integers by the exact or round-to-nearest-even conversion.
   Value* Widen(Dtype d, Value* raw) {
-    auto* vi32 = FixedVectorType::get(i32_, Lanes(raw));
-    auto* vf = FixedVectorType::get(f32_, Lanes(raw));
-    if (d == Dtype::BFLOAT16)
-      return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(raw, vi32), ConstantInt::get(vi32, 16)), vf);
-    return b_.CreateBitCast(raw, vf);  // FP32, FP32R
+    const int n = Lanes(raw);
+    auto* vi32 = FixedVectorType::get(i32_, n);
+    auto* vf = FixedVectorType::get(f32_, n);
+    switch (d) {
+      case Dtype::INT8: case Dtype::INT16: case Dtype::INT32: return b_.CreateSIToFP(raw, vf);
+      case Dtype::UINT8: case Dtype::UINT16: case Dtype::UINT32: return b_.CreateUIToFP(raw, vf);
+      case Dtype::BFLOAT16:
+        return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(raw, vi32), ConstantInt::get(vi32, 16)), vf);
+      case Dtype::FP16: return b_.CreateBitCast(WidenFormat(num::detail::kF16, b_.CreateZExt(raw, vi32)), vf);
+      case Dtype::FP8_EXP3: return b_.CreateBitCast(WidenFormat(num::detail::kE3M4, b_.CreateZExt(raw, vi32)), vf);
+      case Dtype::FP8_EXP4: return b_.CreateBitCast(WidenFormat(num::detail::kE4M3, b_.CreateZExt(raw, vi32)), vf);
+      case Dtype::FP8_EXP5: return b_.CreateBitCast(WidenFormat(num::detail::kE5M2, b_.CreateZExt(raw, vi32)), vf);
+      default: return b_.CreateBitCast(raw, vf);  // FP32, FP32R
+    }
   }
-  // The store conversion (numerics StoreFromF32) for the compiled dtypes.
+  // numerics detail::WidenBits<F>, lane-wise on i32 vectors.
+  Value* WidenFormat(const num::detail::Fmt& f, Value* v) {
+    auto* vt = cast<FixedVectorType>(v->getType());
+    auto k = [&](int64_t c) { return ConstantInt::get(vt, static_cast<uint64_t>(c)); };
+    const uint32_t emask = (1u << f.ebits) - 1u, mmask = (1u << f.mbits) - 1u;
+    Value* sign = b_.CreateShl(b_.CreateAnd(b_.CreateLShr(v, k(f.ebits + f.mbits)), k(1)), k(31));
+    Value* e = b_.CreateAnd(b_.CreateLShr(v, k(f.mbits)), k(emask));
+    Value* m = b_.CreateAnd(v, k(mmask));
+    Value* top = b_.CreateShl(m, k(23 - f.mbits));  // the mantissa at the top of fp32's
+    Value* special = b_.CreateICmpEQ(e, k(emask));
+    if (f.fn) special = b_.CreateAnd(special, b_.CreateICmpEQ(m, k(mmask)));
+    Value* inf_nan = b_.CreateOr(b_.CreateOr(sign, k(0x7F800000)), top);
+    Value* normal = b_.CreateOr(b_.CreateOr(sign, b_.CreateShl(b_.CreateAdd(e, k(127 - f.bias)), k(23))), top);
+    // Subnormal: normalise on the leading one p; value = 1.f × 2^(p + 1 − bias − M).
+    Function* ctlz = Intrinsic::getDeclaration(&m_, Intrinsic::ctlz, {vt});
+    Value* p = b_.CreateSub(k(31), b_.CreateCall(ctlz, {b_.CreateOr(m, k(1)), b_.getFalse()}));  // m | 1: p ≥ 0
+    Value* exp32 = b_.CreateAdd(p, k(1 - f.bias - f.mbits + 127));
+    Value* frac = b_.CreateShl(b_.CreateXor(m, b_.CreateShl(k(1), p)), b_.CreateSub(k(23), p));
+    Value* sub = b_.CreateOr(b_.CreateOr(sign, b_.CreateShl(exp32, k(23))), frac);
+    Value* zero_e = b_.CreateICmpEQ(e, k(0));
+    Value* r = b_.CreateSelect(zero_e, b_.CreateSelect(b_.CreateICmpEQ(m, k(0)), sign, sub), normal);
+    return b_.CreateSelect(special, inf_nan, r);
+  }
+  // numerics detail::NarrowBits<F> (round to nearest even, overflow and NaN per F), lane-wise.
+  Value* NarrowFormat(const num::detail::Fmt& f, Value* b) {
+    auto* vt = cast<FixedVectorType>(b->getType());
+    auto k = [&](int64_t c) { return ConstantInt::get(vt, static_cast<uint64_t>(c)); };
+    const int M = f.mbits;
+    Value* sign = b_.CreateShl(b_.CreateLShr(b, k(31)), k(f.ebits + f.mbits));
+    Value* abs = b_.CreateAnd(b, k(0x7FFFFFFF));
+    Value* e32 = b_.CreateLShr(abs, k(23));
+    Value* sig = b_.CreateAnd(abs, k(0x7FFFFF));
+    Value* normal32 = b_.CreateICmpNE(e32, k(0));
+    sig = b_.CreateSelect(normal32, b_.CreateOr(sig, k(0x800000)), sig);
+    e32 = b_.CreateSelect(normal32, e32, k(1));  // fp32 subnormal: the scale of exponent 1
+    Value* E = b_.CreateAdd(e32, k(f.bias - 127));
+    Value* below = b_.CreateICmpSLT(E, k(1));
+    Value* Eeff = b_.CreateSelect(below, k(1), E);
+    Value* shift = b_.CreateAdd(k(23 - M), b_.CreateSub(Eeff, E));
+    shift = b_.CreateSelect(b_.CreateICmpSGT(shift, k(31)), k(31), shift);
+    Value* q = b_.CreateLShr(sig, shift);
+    Value* rem = b_.CreateAnd(sig, b_.CreateSub(b_.CreateShl(k(1), shift), k(1)));
+    Value* half = b_.CreateShl(k(1), b_.CreateSub(shift, k(1)));
+    Value* up = b_.CreateOr(b_.CreateICmpUGT(rem, half),
+                            b_.CreateAnd(b_.CreateICmpEQ(rem, half), b_.CreateICmpNE(b_.CreateAnd(q, k(1)), k(0))));
+    q = b_.CreateAdd(q, b_.CreateZExt(up, vt));
+    Value* enc = b_.CreateAdd(b_.CreateShl(b_.CreateSub(Eeff, k(1)), k(M)), q);
+    Value* r = b_.CreateOr(sign, b_.CreateSelect(b_.CreateICmpUGT(enc, k(num::detail::MaxFiniteEnc(f))),
+                                                 k(f.overflow_enc), enc));
+    r = b_.CreateSelect(b_.CreateICmpEQ(abs, k(0x7F800000)), b_.CreateOr(sign, k(f.inf_enc)), r);
+    return b_.CreateSelect(b_.CreateICmpUGT(abs, k(0x7F800000)), k(f.canon_nan), r);
+  }
+  // The store conversion (numerics StoreFromF32) to d's raw bits.
   Value* Narrow(Dtype d, Value* v) {
-    auto* vi32 = FixedVectorType::get(i32_, Lanes(v));
+    const int n = Lanes(v);
+    auto* vi32 = FixedVectorType::get(i32_, n);
+    auto* raw = FixedVectorType::get(RawType(d), n);
     Value* bits = b_.CreateBitCast(v, vi32);
     Value* nan = b_.CreateFCmpUNO(v, v);
-    if (d == Dtype::BFLOAT16) {
-      Value* lsb = b_.CreateAnd(b_.CreateLShr(bits, ConstantInt::get(vi32, 16)), ConstantInt::get(vi32, 1));
-      Value* r = b_.CreateLShr(b_.CreateAdd(b_.CreateAdd(bits, ConstantInt::get(vi32, 0x7FFF)), lsb),
-                               ConstantInt::get(vi32, 16));
-      auto* vi16 = FixedVectorType::get(i16_, Lanes(v));
-      return b_.CreateSelect(nan, ConstantInt::get(vi16, num::kBf16CanonicalNaN), b_.CreateTrunc(r, vi16));
+    auto sat = [&](Intrinsic::ID id) {  // round toward zero, saturate, NaN → 0
+      Function* fn = Intrinsic::getDeclaration(&m_, id, {raw, v->getType()});
+      return b_.CreateCall(fn, {v});
+    };
+    switch (d) {
+      case Dtype::INT8: case Dtype::INT16: case Dtype::INT32: return sat(Intrinsic::fptosi_sat);
+      case Dtype::UINT8: case Dtype::UINT16: case Dtype::UINT32: return sat(Intrinsic::fptoui_sat);
+      case Dtype::BFLOAT16: {
+        Value* lsb = b_.CreateAnd(b_.CreateLShr(bits, ConstantInt::get(vi32, 16)), ConstantInt::get(vi32, 1));
+        Value* r = b_.CreateLShr(b_.CreateAdd(b_.CreateAdd(bits, ConstantInt::get(vi32, 0x7FFF)), lsb),
+                                 ConstantInt::get(vi32, 16));
+        return b_.CreateSelect(nan, ConstantInt::get(raw, num::kBf16CanonicalNaN), b_.CreateTrunc(r, raw));
+      }
+      case Dtype::FP16: return b_.CreateTrunc(NarrowFormat(num::detail::kF16, bits), raw);
+      case Dtype::FP8_EXP3: return b_.CreateTrunc(NarrowFormat(num::detail::kE3M4, bits), raw);
+      case Dtype::FP8_EXP4: return b_.CreateTrunc(NarrowFormat(num::detail::kE4M3, bits), raw);
+      case Dtype::FP8_EXP5: return b_.CreateTrunc(NarrowFormat(num::detail::kE5M2, bits), raw);
+      default: return b_.CreateSelect(nan, ConstantInt::get(vi32, num::kCanonicalNaNBits), bits);  // FP32, FP32R
     }
-    return b_.CreateSelect(nan, ConstantInt::get(vi32, num::kCanonicalNaNBits), bits);
   }
   Value* LoadElem(const ir::TensorRef& t, Value* elem_offset) {
     const int es = DtypeSize(t.dtype);

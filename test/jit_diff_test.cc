@@ -21,6 +21,7 @@
 #include "frontend/disassembler.h"
 #include "frontend/generator.h"
 #include "ir/ir.h"
+#include "kernels/numerics.h"
 #include "runtime/executor.h"
 
 namespace dvejit {
@@ -336,6 +337,68 @@ TEST(JitDifferential, NewtonDivisionEdgePairs) {
   EXPECT_EQ(Compare(interp, jit), "");
 }
 
+
+// Lays `inputs` (raw bits of `in`) out over 128 channels, converts them with a TensorScalar
+// bypass to `out` on both tiers, and compares everything.
+void ExpectSameConversion(Dtype in, Dtype out, const std::vector<uint32_t>& inputs) {
+  const int per = static_cast<int>((inputs.size() + 127) / 128);
+  const int in_size = DtypeSize(in);
+  Machine interp(Generation::Cayman), jit(Generation::Cayman);
+  for (int c = 0; c < 128; ++c) {
+    std::vector<uint8_t> row(static_cast<size_t>(per) * in_size, 0);
+    for (int k = 0; k < per; ++k) {
+      const size_t i = static_cast<size_t>(c) * per + k;
+      const uint32_t v = i < inputs.size() ? inputs[i] : 0;
+      std::memcpy(&row[static_cast<size_t>(k) * in_size], &v, in_size);
+    }
+    for (Machine* m : {&interp, &jit}) ASSERT_TRUE(m->Write(Space::Sbuf, c, 1, 0, row, static_cast<uint32_t>(row.size())).ok());
+  }
+  const std::string text = absl::StrCat("TensorScalarArith src=sbuf[0]+0x0[", per, ":1] in_dtype=",
+                                        std::string(LookupDtype(static_cast<uint8_t>(in))->asmname), " out_dtype=", std::string(LookupDtype(static_cast<uint8_t>(out))->asmname),
+                                        " n=128 op0=bypass op1=bypass dst=sbuf[0]+0x",
+                                        absl::Hex((per * in_size + 63) / 64 * 64), "[", per, ":1]");
+  auto prog = Assemble(text, Generation::Cayman);
+  ASSERT_TRUE(prog.ok()) << prog.status() << "\n" << text;
+  const RunReport ri = RunProgram(interp, *prog, RunOptions{});
+  ASSERT_TRUE(ri.status.ok()) << ri.status << "\n" << text;
+  RunOptions o;
+  o.tier = ExecutionTier::Jit;
+  const RunReport r = RunProgram(jit, *prog, o);
+  ASSERT_TRUE(r.status.ok());
+  EXPECT_EQ(r.jit_compiled_instructions, 1) << text;
+  EXPECT_EQ(Compare(interp, jit), "") << text;
+}
+
+// Every load conversion over all 2^8 / 2^16 patterns (edge values for 32-bit integers), and every
+// store conversion over the fp32 values at, next to and halfway between the target's values.
+TEST(JitDifferential, ConversionsEveryPattern) {
+  const Dtype kDtypes[] = {Dtype::INT8,  Dtype::UINT8, Dtype::INT16,    Dtype::UINT16,   Dtype::INT32,   Dtype::UINT32,
+                           Dtype::BFLOAT16, Dtype::FP16, Dtype::FP8_EXP3, Dtype::FP8_EXP4, Dtype::FP8_EXP5};
+  for (Dtype d : kDtypes) {
+    std::vector<uint32_t> patterns;
+    if (DtypeSize(d) == 4) {
+      patterns = EdgeBits();
+      for (uint32_t v : {0u, 1u, 0x7FFFFFFFu, 0x80000000u, 0x80000001u, 0xFFFFFFFFu, 0x01000001u, 0xFEFFFFFFu})
+        patterns.push_back(v);
+    } else {
+      for (uint32_t v = 0; v < (1u << (8 * DtypeSize(d))); ++v) patterns.push_back(v);
+    }
+    ExpectSameConversion(d, Dtype::FP32, patterns);
+    // Store conversions: each value as fp32, its neighbours, the midpoint to the next value.
+    std::vector<uint32_t> f32;
+    for (size_t i = 0; i < patterns.size(); ++i) {
+      const float a = num::LoadAsF32(d, patterns[i]);
+      const uint32_t bits = num::F32Bits(a);
+      f32.insert(f32.end(), {bits, bits + 1, bits - 1});
+      if (i + 1 < patterns.size()) {
+        const float b = num::LoadAsF32(d, patterns[i + 1]);
+        f32.push_back(num::F32Bits(static_cast<float>((static_cast<double>(a) + b) / 2)));
+      }
+    }
+    for (uint32_t v : EdgeBits()) f32.push_back(v);
+    ExpectSameConversion(Dtype::FP32, d, f32);
+  }
+}
 
 }  // namespace
 }  // namespace dvejit
