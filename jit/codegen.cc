@@ -15,6 +15,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/Module.h>
 #pragma GCC diagnostic pop
 
@@ -65,8 +66,8 @@ std::vector<int64_t> ElementOffsets(const Pattern& p) {
 
 class Emitter {
  public:
-  Emitter(const ir::Function& f, Module& m, int width)
-      : f_(f), m_(m), ctx_(m.getContext()), b_(ctx_), W_(width) {
+  Emitter(const ir::Function& f, Module& m, const CodegenTarget& target)
+      : f_(f), m_(m), ctx_(m.getContext()), b_(ctx_), W_(target.width), byte_permute_(target.byte_permute) {
     f32_ = Type::getFloatTy(ctx_);
     i8_ = Type::getInt8Ty(ctx_);
     i16_ = Type::getInt16Ty(ctx_);
@@ -336,9 +337,8 @@ class Emitter {
     Value* b = b_.CreateBitCast(d, vi32_);
     auto k = [&](uint32_t v) { return ConstantInt::get(vi32_, v); };
     Value* in_range = InNewtonRange(b_.CreateAnd(b, k(0x7FFFFFFFu)));
-    GlobalVariable* table = Table(recip8_, std::vector<uint32_t>(num::RECIP8.begin(), num::RECIP8.end()), "recip8");
-    Value* idx = b_.CreateZExt(b_.CreateAnd(b_.CreateLShr(b, k(16)), k(0x7F)), vi64_);
-    Value* r = GatherAll(i32_, b_.CreateGEP(i32_, table, idx));
+    Value* idx = b_.CreateAnd(b_.CreateLShr(b, k(16)), k(0x7F));
+    Value* r = ByteTable(recip8_, std::vector<uint8_t>(num::RECIP8.begin(), num::RECIP8.end()), "recip8", idx);
     Value* biased = b_.CreateAnd(b_.CreateLShr(b, k(23)), k(0xFF));
     Value* seed_bits = b_.CreateOr(b_.CreateOr(b_.CreateAnd(b, k(0x80000000u)),
                                                b_.CreateShl(b_.CreateSub(k(253), biased), k(23))),
@@ -349,6 +349,39 @@ class Emitter {
       x = Fma(x, e, x);
     }
     return b_.CreateSelect(in_range, x, Canon(b_.CreateFDiv(F(1.0f), d)));
+  }
+  // table[idx] for a 128-entry byte table and idx lanes (i32 in [0, 128)): one vpermi2b per 16
+  // lanes with AVX512-VBMI (a gather costs about a cycle per lane), else a gather.
+  Value* ByteTable(GlobalVariable*& slot, const std::vector<uint8_t>& table, const char* name, Value* idx) {
+    if (!byte_permute_ || n_ % 16 != 0 || table.size() != 128) {
+      std::vector<uint32_t> wide(table.begin(), table.end());
+      return GatherAll(i32_, b_.CreateGEP(i32_, Table(slot, wide, name), idx));
+    }
+    auto* v64 = FixedVectorType::get(i8_, 64);
+    Constant* lo = ConstantDataVector::get(ctx_, ArrayRef<uint8_t>(table.data(), 64));
+    Constant* hi = ConstantDataVector::get(ctx_, ArrayRef<uint8_t>(table.data() + 64, 64));
+    Function* perm = Intrinsic::getDeclaration(&m_, Intrinsic::x86_avx512_vpermi2var_qi_512);
+    auto* v16 = FixedVectorType::get(i32_, 16);
+    std::vector<Value*> pieces;
+    for (int p = 0; p < n_; p += 16) {
+      std::vector<int> lanes(16);
+      for (int i = 0; i < 16; ++i) lanes[i] = p + i;
+      Value* piece = n_ == 16 ? idx : b_.CreateShuffleVector(idx, idx, lanes);
+      // Each dword's low byte indexes the table; the other bytes' lookups are masked off.
+      Value* bytes = b_.CreateCall(perm, {lo, b_.CreateBitCast(piece, v64), hi});
+      pieces.push_back(b_.CreateAnd(b_.CreateBitCast(bytes, v16), ConstantInt::get(v16, 0xFF)));
+    }
+    while (pieces.size() > 1) {
+      std::vector<Value*> joined;
+      for (size_t i = 0; i < pieces.size(); i += 2) {
+        const int half = Lanes(pieces[i]);
+        std::vector<int> concat(static_cast<size_t>(2 * half));
+        for (int j = 0; j < 2 * half; ++j) concat[j] = j;
+        joined.push_back(b_.CreateShuffleVector(pieces[i], pieces[i + 1], concat));
+      }
+      pieces = std::move(joined);
+    }
+    return pieces[0];
   }
   // A private constant table of 32-bit entries, made once per module.
   GlobalVariable* Table(GlobalVariable*& slot, const std::vector<uint32_t>& entries, const char* name) {
@@ -394,15 +427,13 @@ class Emitter {
   // Newton steps; the special values and the outside of the Newton range as the interpreter.
   Value* NRsqrt(Value* a) {
     auto k = [&](uint32_t v) { return ConstantInt::get(vi32_, v); };
-    std::vector<uint32_t> rsq(num::RSQ_EVEN.begin(), num::RSQ_EVEN.end());  // [even | odd]
+    std::vector<uint8_t> rsq(num::RSQ_EVEN.begin(), num::RSQ_EVEN.end());  // [even | odd]
     rsq.insert(rsq.end(), num::RSQ_ODD.begin(), num::RSQ_ODD.end());
-    GlobalVariable* table = Table(rsq_, rsq, "rsq");
     Value* bits = b_.CreateBitCast(a, vi32_);
     Value* e = b_.CreateSub(b_.CreateLShr(bits, k(23)), k(127));
     Value* odd = b_.CreateAnd(e, k(1));
     Value* j = b_.CreateAnd(b_.CreateLShr(bits, k(17)), k(0x3F));
-    Value* idx = b_.CreateZExt(b_.CreateOr(b_.CreateShl(odd, k(6)), j), vi64_);
-    Value* t = GatherAll(i32_, b_.CreateGEP(i32_, table, idx));
+    Value* t = ByteTable(rsq_, rsq, "rsq", b_.CreateOr(b_.CreateShl(odd, k(6)), j));
     Value* half_e = b_.CreateAShr(e, k(1));  // (e − 1) / 2 for odd e, e / 2 for even e
     Value* y = b_.CreateBitCast(b_.CreateOr(b_.CreateShl(b_.CreateSub(k(126), half_e), k(23)),
                                             b_.CreateShl(b_.CreateSub(t, k(128)), k(16))),
@@ -996,6 +1027,7 @@ class Emitter {
   // Hardware vectors of channels per block in channel-major regions (see ChannelMajorRegion).
   static constexpr int kVectorsPerBlock = 2;
   const int W_;  // f32 lanes of a hardware vector
+  const bool byte_permute_;  // vpermi2b available (CodegenTarget)
   int n_ = 0;    // lanes of the vectors being emitted (SetWidth)
   Type *f32_, *i8_, *i16_, *i32_, *i64_;
   PointerType* ptr_;
@@ -1014,8 +1046,8 @@ class Emitter {
 }  // namespace
 
 absl::Status EmitStream(const ir::Function& f, llvm::Module& module, const std::string& symbol,
-                        int width) {
-  Emitter e(f, module, width);
+                        const CodegenTarget& target) {
+  Emitter e(f, module, target);
   return e.Emit(symbol);
 }
 

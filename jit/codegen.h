@@ -27,8 +27,14 @@ const RtTable& DefaultRtTable(void (*interp)(void*, int32_t));
 // The compiled stream: args[i] holds argument slot i (a host address or a 32-bit immediate).
 using StreamFn = void (*)(const uint64_t* args, MachineState* m, const RtTable* rt, void* ctx);
 
-// Emits `symbol` into `module` for `f`, with `width` channels per vector.
+// What the code generator may use on the host.
+struct CodegenTarget {
+  int width = 16;             // f32 lanes per hardware vector: 16 (AVX-512F), 8 (AVX2), else 4
+  bool byte_permute = false;  // AVX512-VBMI vpermi2b: 128-byte table lookups in registers
+};
+
+// Emits `symbol` into `module` for `f`.
 absl::Status EmitStream(const ir::Function& f, llvm::Module& module, const std::string& symbol,
-                        int width);
+                        const CodegenTarget& target);
 
 }  // namespace dvejit::jit

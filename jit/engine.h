@@ -22,6 +22,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "jit/codegen.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
@@ -84,6 +85,10 @@ class Engine {
   const std::string& features() const { return features_; }
   bool HasFeature(const std::string& name) const;  // e.g. HasFeature("avx512f")
   int vector_width_f32() const { return vector_width_f32_; }  // 16 (AVX-512F), 8 (AVX2), else 4
+  // What the code generator may use on this host (vector width, byte permutes).
+  CodegenTarget codegen_target() const {
+    return CodegenTarget{vector_width_f32_, vector_width_f32_ == 16 && HasFeature("avx512vbmi")};
+  }
   const llvm::DataLayout& data_layout() const;
   const llvm::Triple& triple() const;
   const EngineOptions& options() const { return options_; }

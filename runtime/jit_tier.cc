@@ -126,7 +126,7 @@ absl::StatusOr<std::shared_ptr<CompiledStream>> JitTier::CompileLocked(const ir:
   const auto t0 = std::chrono::steady_clock::now();
   const std::string name = Cat("dvejit_stream_", Hex(shape_key, 16));
   auto [ctx, module] = engine_->NewModule(name);
-  if (auto s = jit::EmitStream(f, *module, "stream", engine_->vector_width_f32()); !s.ok()) return s;
+  if (auto s = jit::EmitStream(f, *module, "stream", engine_->codegen_target()); !s.ok()) return s;
   auto fn = engine_->Compile(std::move(ctx), std::move(module), "stream");
   if (!fn.ok()) return fn.status();
   auto compiled = std::make_shared<CompiledStream>();
