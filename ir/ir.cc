@@ -33,6 +33,19 @@ const char* LaneFieldName(LaneField f) {
   return kNames[static_cast<int>(f)];
 }
 
+bool IsContiguousRow(const Pattern& p) {
+  int64_t k = 0;
+  const int n1 = p.dims > 1 ? p.num[1] : 1, n2 = p.dims > 2 ? p.num[2] : 1, n3 = p.dims > 3 ? p.num[3] : 1;
+  for (int i3 = 0; i3 < n3; ++i3)
+    for (int i2 = 0; i2 < n2; ++i2)
+      for (int i1 = 0; i1 < n1; ++i1)
+        for (int i0 = 0; i0 < p.num[0]; ++i0, ++k)
+          if (int64_t{i0} * p.step[0] + int64_t{i1} * p.step[1] + int64_t{i2} * p.step[2] +
+                  int64_t{i3} * p.step[3] != k)
+            return false;
+  return true;
+}
+
 namespace {
 std::string PatternText(const Pattern& p) {
   std::string s = "[";
@@ -61,6 +74,14 @@ bool RepeatCopyMatches(const Function& f, const Repeat& r, int copy) {
     for (size_t i = 0; i < a.operands.size(); ++i) {
       const bool own = a.operands[i] >= r.begin && a.operands[i] < r.begin + r.period;
       if (b.operands[i] != a.operands[i] + (own ? shift : 0)) return false;
+    }
+    if (a.fused_with_previous != b.fused_with_previous || a.dead_store != b.dead_store ||
+        a.forward.size() != b.forward.size() || (k == 0 && a.fused_with_previous))
+      return false;
+    for (size_t i = 0; i < a.forward.size(); ++i) {
+      const bool own = a.forward[i] >= r.begin && a.forward[i] < r.begin + r.period;
+      if (a.forward[i] >= 0 && !own) return false;  // a chain never crosses a copy boundary
+      if (b.forward[i] != (a.forward[i] < 0 ? a.forward[i] : a.forward[i] + shift)) return false;
     }
     for (size_t i = 0; i < a.tensors.size(); ++i) {
       const TensorRef &x = a.tensors[i], &y = b.tensors[i];
@@ -119,8 +140,13 @@ std::string Print(const Function& f) {
       default: break;
     }
     for (ValueId v : st.operands) s += Cat(" %", v);
-    for (const TensorRef& t : st.tensors)
-      if (st.op != Op::ElemRead) s += Cat(", ", TensorText(t));
+    for (size_t t = 0; t < st.tensors.size(); ++t) {
+      if (st.op == Op::ElemRead) break;
+      if (t < st.forward.size() && st.forward[t] >= 0) s += Cat(", from %", st.forward[t]);
+      else s += Cat(", ", TensorText(st.tensors[t]));
+    }
+    if (st.fused_with_previous) s += " fused";
+    if (st.dead_store) s += " no-store";
     s += Cat("  ; #", st.source, " n=", st.channels, "\n");
   }
   s += "}\n";
@@ -141,6 +167,18 @@ absl::Status Verify(const Function& f) {
       if (t.arg < 0 || t.arg >= f.num_args) return fail(Cat("stmt ", i, ": tensor argument out of range"));
     if ((st.op == Op::Const || st.op == Op::PtrRead) && (st.arg < 0 || st.arg >= f.num_args))
       return fail(Cat("stmt ", i, ": argument out of range"));
+    for (size_t t = 0; t < st.forward.size(); ++t) {
+      const ValueId v = st.forward[t];
+      if (v < 0) continue;
+      if (v >= static_cast<ValueId>(i) || t + 1 >= st.tensors.size() || f.stmts[v].dead || f.stmts[v].tensors.empty() ||
+          f.stmts[v].tensors.back().dtype != st.tensors[t].dtype)
+        return fail(Cat("stmt ", i, ": source ", t, " forwarded from #", v, " which does not write it"));
+    }
+    if (st.fused_with_previous || st.dead_store || !st.forward.empty()) {
+      const bool rows = st.op == Op::TensorScalar || st.op == Op::TensorTensor || st.op == Op::Reciprocal ||
+                        st.op == Op::BackProp;
+      if (!rows) return fail(Cat("stmt ", i, ": ", OpName(st.op), " cannot be in an element-wise chain"));
+    }
     const size_t want = st.op == Op::BackProp ? 5 : st.op == Op::GradSums || st.op == Op::TensorScalar ? 2
                         : st.op == Op::LaneSet ? 1 : 0;
     if (st.op != Op::TensorScalar || !st.flag)
@@ -159,6 +197,8 @@ absl::Status Verify(const Function& f) {
         return fail(Cat("repeat at ", rp.begin, ": not disjoint inside a channel-major region"));
       for (int c = 1; c < rp.count; ++c)
         if (!RepeatCopyMatches(f, rp, c)) return fail(Cat("repeat at ", rp.begin, ": copy ", c, " differs"));
+      if (rp.end() < r.end && f.stmts[rp.end()].fused_with_previous)
+        return fail(Cat("repeat at ", rp.begin, ": an element-wise chain continues after it"));
       // The loop's values do not outlive it: nothing after the repeat uses them.
       for (int i = rp.end(); i < r.end; ++i)
         for (ValueId v : f.stmts[i].operands)

@@ -54,7 +54,16 @@ struct Stmt {
   uint8_t alu0 = 0, alu1 = 0, reverse = 0;  // TensorScalar ops / TensorTensor alu0
   bool flag = false;     // Stats: parity split; TensorScalar: rsqrt form; Copy: negate
   bool dead = false;     // removed by a pass (kept so ValueIds stay stable)
+  // Element-wise chains (FuseElementwiseChains): the statement runs in the row loop of the
+  // element-wise statement before it; forward[i] ≥ 0 names the earlier statement of the chain
+  // whose result source i reads (no load); dead_store: a later statement of the chain overwrites
+  // the whole destination before anyone else reads it.
+  bool fused_with_previous = false;
+  std::vector<ValueId> forward;
+  bool dead_store = false;
 };
+// Whether element k of the pattern is at element offset k (a contiguous row).
+bool IsContiguousRow(const Pattern& p);
 
 // `count` back-to-back copies of the `period` statements from `begin` that differ only in
 // their argument slots (copy r uses slot + r · arg_stride) and in operands that point into their

@@ -14,6 +14,11 @@ namespace dvejit::ir {
 // run channel-block-major: consecutive instructions whose memory accesses only ever meet in the
 // same channel. Needs the register-resolved stream for the actual addresses.
 void ChannelIndependence(Function& f, std::span<const Instruction> resolved);
+// Consecutive element-wise statements of a channel-major region over the same contiguous rows
+// (every write meeting the others' tensors identically or not at all) run in one row loop: a
+// source written earlier in the chain is forwarded, a store rewritten later in the chain is
+// dropped. Needs the register-resolved stream for the actual addresses.
+void FuseElementwiseChains(Function& f, std::span<const Instruction> resolved);
 // Inside a channel-major region, a lane.get after a lane.set of the same field (covering at
 // least its channels) uses the set value directly: lane state flows as SSA values.
 void ForwardLaneState(Function& f);

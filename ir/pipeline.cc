@@ -21,8 +21,9 @@ absl::StatusOr<Function> BuildIR(std::span<const Instruction> resolved, Generati
   };
   ChannelIndependence(f, resolved);
   if (!fuse) SplitRegionsPerInstruction(f);
+  if (fuse) FuseElementwiseChains(f, resolved);
 #ifndef NDEBUG
-  if (auto s = Verify(f); !s.ok()) return absl::InternalError(Cat("after channel-independence: ", s.message()));
+  if (auto s = Verify(f); !s.ok()) return absl::InternalError(Cat("after channel-independence and fusion: ", s.message()));
 #endif
   for (const auto& pass : kPasses) {
     if (!fuse && pass.run != EliminateDeadValues && pass.run != RerollRepeats) continue;

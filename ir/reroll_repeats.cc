@@ -23,6 +23,8 @@ Repeat LongestRepeat(const Function& f, const Region& region, int begin, int per
     else if (!a.tensors.empty() && a.tensors.size() == b.tensors.size()) r.arg_stride = b.tensors[0].arg - a.tensors[0].arg;
   }
   while (r.begin + (r.count + 1) * period <= region.end && RepeatCopyMatches(f, r, r.count)) ++r.count;
+  // An element-wise chain that goes on after the last copy keeps that copy out.
+  while (r.count >= 2 && r.end() < region.end && f.stmts[r.end()].fused_with_previous) --r.count;
   // Values made inside may not be used after the loop.
   for (int i = r.end(); i < region.end && r.count >= 2; ++i)
     for (ValueId v : f.stmts[i].operands)

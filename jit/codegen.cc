@@ -1,5 +1,6 @@
 #include "jit/codegen.h"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <functional>
@@ -518,17 +519,37 @@ class Emitter {
       for (int l = 0; l < L; ++l) iota.push_back(ConstantInt::get(i64_, l));
       lanes_ = b_.CreateAdd(Splat(cb), ConstantVector::get(iota));
       cb_ = cb;
+      // Statement i, or the element-wise chain it starts; returns the next index to emit.
       auto statement = [&](int i) {
         const Stmt& s = f_.stmts[i];
-        if (s.dead) return;
+        if (s.dead) return i + 1;
+        std::vector<int> chain = {i};
+        int last = i;
+        for (int j = i + 1; j < r.end && !ProducesValue(s.op); ++j) {
+          const Stmt& t = f_.stmts[j];
+          if (t.dead || t.op == Op::Const || t.op == Op::LaneGet) continue;
+          if (!t.fused_with_previous) break;
+          chain.push_back(j);
+          last = j;
+        }
+        if (chain.size() > 1) {  // the chain's constants and lane reads first, then its loop
+          for (int j = i + 1; j < last; ++j)
+            if (!f_.stmts[j].dead && ProducesValue(f_.stmts[j].op)) {
+              mask_ = b_.CreateICmpULT(lanes_, ConstantInt::get(vi64_, f_.stmts[j].channels));
+              channels_ = f_.stmts[j].channels;
+              values_[j] = Statement(f_.stmts[j]);
+            }
+        }
         mask_ = b_.CreateICmpULT(lanes_, ConstantInt::get(vi64_, s.channels));
         channels_ = s.channels;
-        if (ProducesValue(s.op) || s.channels >= max_n) {
-          values_[i] = Statement(s);  // values are needed by later statements of the block
-        } else {
-          // Skip the statement in blocks where none of its channels is active.
-          If(b_.CreateICmpULT(cb, b_.getInt64(s.channels)), [&] { Statement(s); });
-        }
+        auto run = [&] {
+          if (chain.size() > 1) return FusedRows(chain);
+          Value* v = Statement(s);
+          if (ProducesValue(s.op)) values_[i] = v;  // values are needed by later statements
+        };
+        if (ProducesValue(s.op) || s.channels >= max_n) run();
+        else If(b_.CreateICmpULT(cb, b_.getInt64(s.channels)), run);  // no active channel: skip
+        return last + 1;
       };
       size_t next_repeat = 0;
       for (int i = r.begin; i < r.end;) {
@@ -537,13 +558,13 @@ class Emitter {
           const ir::Repeat& rp = r.repeats[next_repeat++];
           Loop(b_.getInt64(rp.count), [&](Value* copy) {
             arg_shift_ = b_.CreateMul(copy, b_.getInt64(rp.arg_stride));
-            for (int k = rp.begin; k < rp.begin + rp.period; ++k) statement(k);
+            for (int k = rp.begin; k < rp.begin + rp.period;) k = statement(k);
             arg_shift_ = nullptr;
           });
           i = rp.end();
           continue;
         }
-        statement(i++);
+        i = statement(i);
       }
     });
     for (int i = r.begin; i < r.end; ++i) values_[i] = nullptr;  // region-local values
@@ -980,6 +1001,29 @@ class Emitter {
     }
   }
   void BackProp(const Stmt& s) { Elementwise(s); }
+  // An element-wise chain (ir FuseElementwiseChains) in one row loop: each statement's sources
+  // are loaded or forwarded from an earlier one's result, as stored (narrowed, then widened).
+  void FusedRows(const std::vector<int>& chain) {
+    const Stmt& first = f_.stmts[chain[0]];
+    RowLoop(first.tensors.back().pattern.Count(), [&](Value* lane, Value* elem, Value* tail) {
+      std::vector<Value*> results(chain.size(), nullptr);
+      for (size_t c = 0; c < chain.size(); ++c) {
+        const Stmt& s = f_.stmts[chain[c]];
+        std::vector<Value*> srcs;
+        for (size_t t = 0; t + 1 < s.tensors.size(); ++t) {
+          const ir::ValueId from = t < s.forward.size() ? s.forward[t] : ir::kNoValue;
+          if (from < 0) {
+            srcs.push_back(LoadRow(s.tensors[t], lane, elem, tail));
+            continue;
+          }
+          const size_t producer = static_cast<size_t>(std::find(chain.begin(), chain.end(), from) - chain.begin());
+          srcs.push_back(Widen(s.tensors[t].dtype, Narrow(s.tensors[t].dtype, results[producer])));
+        }
+        results[c] = ElementValue(s, srcs, lane);
+        if (!s.dead_store) StoreRow(s.tensors.back(), lane, elem, results[c], tail);
+      }
+    });
+  }
   void Elementwise(const Stmt& s) {
     const ir::TensorRef& dst = s.tensors.back();
     const int64_t count = dst.pattern.Count();
