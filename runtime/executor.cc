@@ -239,41 +239,50 @@ void Account(RunReport& report, const Instruction& inst, int64_t index, bool exe
 // What compiled code needs to run an instruction through the interpreter.
 struct InterpContext {
   MachineState* m;
-  const std::vector<Instruction>* program;
+  std::span<const Instruction> program;
   Profile profile;
   std::vector<uint8_t> skipped;  // device-profile stubs
 };
 void InterpCallback(void* c, int32_t k) {
   auto* ctx = static_cast<InterpContext*>(c);
-  const Instruction& inst = (*ctx->program)[k];
+  const Instruction& inst = ctx->program[static_cast<size_t>(k)];
   if (!ExecuteInstruction(inst, *ctx->m, ctx->profile)) ctx->skipped[k] = 1;
   ApplyUpdate(*ctx->m, inst.events());
 }
 
 // Tier 1. Returns false (with a note) when the stream must run interpreted instead.
-bool RunCompiled(Machine& machine, std::span<const Instruction> program, const RunOptions& options,
-                 RunReport& report) {
+// `program_key` is the program's JitTier::StreamKey.
+bool RunCompiled(Machine& machine, std::span<const Instruction> program, uint64_t program_key,
+                 const RunOptions& options, RunReport& report) {
   MachineState& m = machine.state();
   if (options.strict_events) {
     report.tier_notes.push_back("strict events: interpreted");
     return false;
   }
   // Registers are only written by the host, so every address resolves up front; any failure is
-  // reported by the interpreter at its exact position.
-  std::vector<Instruction> resolved(program.begin(), program.end());
+  // reported by the interpreter at its exact position. Without registers the stream is its own
+  // resolved form (no copy, no second hash).
+  std::vector<Instruction> resolved_copy;
+  std::span<const Instruction> resolved = program;
+  uint64_t key = program_key;
   for (size_t i = 0; i < program.size(); ++i) {
     if (!UsesRegisters(program[i])) continue;
+    if (resolved_copy.empty()) resolved_copy.assign(program.begin(), program.end());
     auto r = ResolveRegisters(program[i], m, static_cast<int64_t>(i), 0);
     if (!r.ok()) return false;
-    resolved[i] = *r;
+    resolved_copy[i] = *r;
+  }
+  if (!resolved_copy.empty()) {
+    resolved = resolved_copy;
+    key = JitTier::StreamKey(resolved, m.gen);
   }
   JitTier& tier = JitTier::Global();
-  if (options.tier == ExecutionTier::Auto && tier.CountRun(resolved, m.gen) == 0) {
+  if (options.tier == ExecutionTier::Auto && tier.CountRun(key) == 0) {
     report.tier_notes.push_back("auto: first run interpreted; compiled when the stream repeats");
     return false;
   }
   bool hit = false;
-  auto compiled = tier.Get(resolved, m.gen, &hit, options.jit_fuse);
+  auto compiled = tier.Get(resolved, m.gen, key, &hit, options.jit_fuse);
   if (!compiled.ok()) {
     report.tier_notes.push_back(Cat("jit failed, interpreted: ", compiled.status().message()));
     return false;
@@ -286,7 +295,7 @@ bool RunCompiled(Machine& machine, std::span<const Instruction> program, const R
     std::memcpy(&word, resolved[a.instruction].bytes.data() + a.byte_offset, 4);
     args[i] = a.is_address ? reinterpret_cast<uint64_t>(m.At(word, 0)) : word;
   }
-  InterpContext ctx{&m, &resolved, options.profile, std::vector<uint8_t>(resolved.size(), 0)};
+  InterpContext ctx{&m, resolved, options.profile, std::vector<uint8_t>(resolved.size(), 0)};
   const jit::RtTable& rt = jit::DefaultRtTable(&InterpCallback);
   cs.fn(args.data(), &m, &rt, &ctx);
   for (size_t i = 0; i < resolved.size(); ++i)
@@ -308,18 +317,20 @@ RunReport RunProgramImpl(Machine& machine, std::span<const Instruction> program,
   // Atomicity: the whole program is checked before anything runs. A stream the compiled tiers
   // already validated under the same options is not checked again.
   const bool compiled_tier = options.tier != ExecutionTier::Interp;
-  const uint64_t options_key = static_cast<uint64_t>(options.profile) * 0x100000001B3ull +
-                               (options.roster ? std::hash<std::bitset<256>>()(*options.roster) : 0);
-  if (!compiled_tier || !JitTier::Global().WasValidated(program, m.gen, options_key)) {
+  const uint64_t program_key = compiled_tier ? JitTier::StreamKey(program, m.gen) : 0;
+  const uint64_t validated_key =
+      program_key ^ (static_cast<uint64_t>(options.profile) * 0x100000001B3ull +
+                     (options.roster ? std::hash<std::bitset<256>>()(*options.roster) : 0));
+  if (!compiled_tier || !JitTier::Global().WasValidated(validated_key)) {
     for (size_t i = 0; i < program.size(); ++i) {
       if (auto s = CheckForExecution(program[i], static_cast<int64_t>(i), m.gen, options); !s.ok()) {
         report.status = s;
         return report;
       }
     }
-    if (compiled_tier) JitTier::Global().MarkValidated(program, m.gen, options_key);
+    if (compiled_tier) JitTier::Global().MarkValidated(validated_key);
   }
-  if (options.tier != ExecutionTier::Interp && RunCompiled(machine, program, options, report))
+  if (compiled_tier && RunCompiled(machine, program, program_key, options, report))
     return report;
   for (size_t i = 0; i < program.size(); ++i) {
     const Instruction& inst = program[i];

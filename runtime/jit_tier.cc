@@ -24,9 +24,11 @@ uint64_t Hash(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
   for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
   return h;
 }
-// A fast 64-bit hash of whole records, 8 bytes at a time (every lookup of a repeated stream
-// pays it).
-uint64_t BytesKey(std::span<const Instruction> program, Generation gen) {
+}  // namespace
+
+// A fast 64-bit hash of whole records, 8 bytes at a time (every run of a repeated stream pays
+// it once).
+uint64_t JitTier::StreamKey(std::span<const Instruction> program, Generation gen) {
   uint64_t h = 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(gen);
   for (const Instruction& inst : program)
     for (size_t i = 0; i < inst.bytes.size(); i += 8) {
@@ -37,8 +39,6 @@ uint64_t BytesKey(std::span<const Instruction> program, Generation gen) {
     }
   return h ^ (program.size() * 0xC4CEB9FE1A85EC53ull);
 }
-
-}  // namespace
 
 JitTier& JitTier::Global() {
   static JitTier* tier = new JitTier();  // lives for the process: compiled code may be running
@@ -70,18 +70,18 @@ std::string JitTier::unavailable_reason() {
   return s.ok() ? "" : std::string(s.message());
 }
 
-bool JitTier::WasValidated(std::span<const Instruction> program, Generation gen, uint64_t options_key) {
+bool JitTier::WasValidated(uint64_t key) {
   std::lock_guard<std::mutex> lock(mu_);
-  return validated_.count(BytesKey(program, gen) ^ options_key) != 0;
+  return validated_.count(key) != 0;
 }
-void JitTier::MarkValidated(std::span<const Instruction> program, Generation gen, uint64_t options_key) {
+void JitTier::MarkValidated(uint64_t key) {
   std::lock_guard<std::mutex> lock(mu_);
-  validated_[BytesKey(program, gen) ^ options_key] = true;
+  validated_[key] = true;
 }
 
-int64_t JitTier::CountRun(std::span<const Instruction> resolved, Generation gen) {
+int64_t JitTier::CountRun(uint64_t key) {
   std::lock_guard<std::mutex> lock(mu_);
-  return runs_[BytesKey(resolved, gen)]++;
+  return runs_[key]++;
 }
 
 absl::StatusOr<std::pair<std::string, std::string>> JitTier::IrText(
@@ -93,10 +93,10 @@ absl::StatusOr<std::pair<std::string, std::string>> JitTier::IrText(
 }
 
 absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::Get(
-    std::span<const Instruction> resolved, Generation gen, bool* hit, bool fuse) {
+    std::span<const Instruction> resolved, Generation gen, uint64_t key, bool* hit, bool fuse) {
   std::lock_guard<std::mutex> lock(mu_);
   if (auto s = EnsureEngine(); !s.ok()) return s;
-  const uint64_t bytes_key = BytesKey(resolved, gen) ^ (fuse ? 0 : 0x9E3779B97F4A7C15ull);
+  const uint64_t bytes_key = key ^ (fuse ? 0 : 0x9E3779B97F4A7C15ull);
   if (auto it = by_bytes_.find(bytes_key); it != by_bytes_.end()) {
     *hit = true;
     return it->second;

@@ -38,17 +38,28 @@ class JitTier {
   // `fuse` false compiles every instruction as its own region (the unfused baseline).
   absl::StatusOr<std::shared_ptr<const CompiledStream>> Get(std::span<const Instruction> resolved,
                                                             Generation gen, bool* hit,
+                                                            bool fuse = true) {
+    return Get(resolved, gen, StreamKey(resolved, gen), hit, fuse);
+  }
+  // The same with the stream's key already computed (StreamKey of `resolved`): a run hashes
+  // its stream once for the validated check, the run count and the lookup.
+  absl::StatusOr<std::shared_ptr<const CompiledStream>> Get(std::span<const Instruction> resolved,
+                                                            Generation gen, uint64_t key, bool* hit,
                                                             bool fuse = true);
+  // A 64-bit key of a stream's exact bytes and generation.
+  static uint64_t StreamKey(std::span<const Instruction> program, Generation gen);
   // Compiles without consulting or filling the cache (cold compile-time measurements).
   absl::StatusOr<std::shared_ptr<const CompiledStream>> CompileUncached(
       std::span<const Instruction> resolved, Generation gen, bool fuse = true);
   // Streams already validated for execution (a pure function of bytes, generation and
   // options): repeated runs of the same stream skip re-validation. `options_key` folds in
   // whatever besides the bytes the validation depended on.
-  bool WasValidated(std::span<const Instruction> program, Generation gen, uint64_t options_key);
-  void MarkValidated(std::span<const Instruction> program, Generation gen, uint64_t options_key);
-  // How many times this exact stream was seen before (for the `auto` tier), and count this one.
-  int64_t CountRun(std::span<const Instruction> resolved, Generation gen);
+  // `key` is the StreamKey of the (unresolved) program folded with the options.
+  bool WasValidated(uint64_t key);
+  void MarkValidated(uint64_t key);
+  // How many times the stream with this StreamKey was seen before (for the `auto` tier), and
+  // count this one.
+  int64_t CountRun(uint64_t key);
   // The IR of a stream before and after the passes (`dvejit ir`).
   static absl::StatusOr<std::pair<std::string, std::string>> IrText(
       std::span<const Instruction> resolved, Generation gen);
