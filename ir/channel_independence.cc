@@ -74,7 +74,7 @@ bool InPlaceSafe(const TensorOperand& src, const TensorOperand& dst) {
 
 bool IsElementwise(Op op) {
   return op == Op::BackProp || op == Op::TensorScalar || op == Op::TensorTensor ||
-         op == Op::Reciprocal || op == Op::Copy;
+         op == Op::Reciprocal || op == Op::Copy || op == Op::Cast || op == Op::Memset;
 }
 
 // Why the instruction cannot run as compiled statements ("" when it can).

@@ -135,7 +135,8 @@ std::string Print(const Function& f) {
         break;
       case Op::TensorTensor: s += Cat(" ", AluOpName(st.alu0)); break;
       case Op::Stats: s += st.flag ? " parity" : " all"; break;
-      case Op::Copy: s += st.flag ? " negate" : ""; break;
+      case Op::Copy: case Op::Cast: s += st.flag ? " negate" : ""; break;
+      case Op::Memset: s += Cat(" %arg", st.arg); break;
       case Op::PramLoad: s += Cat(" entries ", st.element, "..", st.element + 7, " %arg", st.arg); break;
       default: break;
     }
@@ -165,7 +166,7 @@ absl::Status Verify(const Function& f) {
     }
     for (const TensorRef& t : st.tensors)
       if (t.arg < 0 || t.arg >= f.num_args) return fail(Cat("stmt ", i, ": tensor argument out of range"));
-    if ((st.op == Op::Const || st.op == Op::PtrRead) && (st.arg < 0 || st.arg >= f.num_args))
+    if ((st.op == Op::Const || st.op == Op::PtrRead || st.op == Op::Memset) && (st.arg < 0 || st.arg >= f.num_args))
       return fail(Cat("stmt ", i, ": argument out of range"));
     for (size_t t = 0; t < st.forward.size(); ++t) {
       const ValueId v = st.forward[t];

@@ -245,11 +245,21 @@ class Lowerer {
         Push(st);
         return "";
       }
+      case Opcode::Memset: {
+        Stmt st;
+        st.op = Op::Memset;
+        st.channels = n;
+        st.arg = Arg(false, FindField(inst.info().strct, "set_value")->offset);
+        st.tensors = AllTensors(inst, ops);
+        Push(st);
+        return "";
+      }
       case Opcode::Reciprocal:
+      case Opcode::Cast:
       case Opcode::Copy: {
         const auto s = inst.as<S4D4_TR>();
         Stmt st;
-        st.op = op == Opcode::Copy ? Op::Copy : Op::Reciprocal;
+        st.op = op == Opcode::Copy ? Op::Copy : op == Opcode::Cast ? Op::Cast : Op::Reciprocal;
         st.channels = n;
         st.flag = s.negated != 0;
         st.tensors = AllTensors(inst, ops);

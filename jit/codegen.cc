@@ -604,6 +604,8 @@ class Emitter {
       case Op::TensorTensor:
       case Op::Reciprocal: Elementwise(s); return nullptr;
       case Op::Copy: Copy(s); return nullptr;
+      case Op::Cast:
+      case Op::Memset: RawElementwise(s); return nullptr;
       default: return nullptr;
     }
   }
@@ -631,20 +633,24 @@ class Emitter {
                               b_.CreateMul(elem, b_.getInt64(DtypeSize(t.dtype))));
     return b_.CreateGEP(i8_, ArgPtr(t.arg), off);
   }
-  // W consecutive elements of one lane's row (masked: a tail), widened to fp32.
-  Value* LoadRow(const ir::TensorRef& t, Value* lane, Value* elem, Value* tail_mask) {
+  // W consecutive elements of one lane's row (masked: a tail), raw or widened to fp32.
+  Value* LoadRowRaw(const ir::TensorRef& t, Value* lane, Value* elem, Value* tail_mask) {
     auto* vt = FixedVectorType::get(RawType(t.dtype), W_);  // rows are W wide whatever n_ is
     Value* p = RowPtr(t, lane, elem);
-    Value* raw = tail_mask ? static_cast<Value*>(b_.CreateMaskedLoad(vt, p, Align(DtypeSize(t.dtype)), tail_mask,
-                                                                     Constant::getNullValue(vt)))
-                           : static_cast<Value*>(b_.CreateAlignedLoad(vt, p, Align(DtypeSize(t.dtype))));
-    return Widen(t.dtype, raw);
+    return tail_mask ? static_cast<Value*>(b_.CreateMaskedLoad(vt, p, Align(DtypeSize(t.dtype)), tail_mask,
+                                                               Constant::getNullValue(vt)))
+                     : static_cast<Value*>(b_.CreateAlignedLoad(vt, p, Align(DtypeSize(t.dtype))));
   }
-  void StoreRow(const ir::TensorRef& t, Value* lane, Value* elem, Value* v, Value* tail_mask) {
+  Value* LoadRow(const ir::TensorRef& t, Value* lane, Value* elem, Value* tail_mask) {
+    return Widen(t.dtype, LoadRowRaw(t, lane, elem, tail_mask));
+  }
+  void StoreRowRaw(const ir::TensorRef& t, Value* lane, Value* elem, Value* raw, Value* tail_mask) {
     Value* p = RowPtr(t, lane, elem);
-    Value* raw = Narrow(t.dtype, v);
     if (tail_mask) b_.CreateMaskedStore(raw, p, Align(DtypeSize(t.dtype)), tail_mask);
     else b_.CreateAlignedStore(raw, p, Align(DtypeSize(t.dtype)));
+  }
+  void StoreRow(const ir::TensorRef& t, Value* lane, Value* elem, Value* v, Value* tail_mask) {
+    StoreRowRaw(t, lane, elem, Narrow(t.dtype, v), tail_mask);
   }
   Value* TailMask(int64_t r) {
     std::vector<Constant*> bits;
@@ -1044,6 +1050,55 @@ class Emitter {
       std::vector<Value*> srcs;
       for (size_t i = 0; i < nsrc; ++i) srcs.push_back(LoadElem(s.tensors[i], offs[i](k)));
       StoreElem(dst, offs.back()(k), ElementValue(s, srcs, nullptr));
+    });
+  }
+  // numerics CastRaw lane-wise: integers to integers directly (the exact value, negated if asked,
+  // saturated into the target); integers to floats through fp32; floats through fp32.
+  Value* CastRaw(Dtype from, Dtype to, Value* raw, bool negate) {
+    const int n = Lanes(raw);
+    if (IsIntDtype(from)) {
+      auto* vi64 = FixedVectorType::get(i64_, n);
+      Value* v = IsSignedIntDtype(from) ? b_.CreateSExt(raw, vi64) : b_.CreateZExt(raw, vi64);
+      if (negate) v = b_.CreateSub(Constant::getNullValue(vi64), v);
+      if (!IsIntDtype(to)) return Narrow(to, b_.CreateSIToFP(v, FixedVectorType::get(f32_, n)));
+      const int bits = 8 * DtypeSize(to);
+      const int64_t lo = IsSignedIntDtype(to) ? -(int64_t{1} << (bits - 1)) : 0;
+      const int64_t hi = IsSignedIntDtype(to) ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
+      Value* klo = ConstantInt::get(vi64, static_cast<uint64_t>(lo));
+      Value* khi = ConstantInt::get(vi64, static_cast<uint64_t>(hi));
+      v = b_.CreateSelect(b_.CreateICmpSLT(v, klo), klo, v);
+      v = b_.CreateSelect(b_.CreateICmpSGT(v, khi), khi, v);
+      return b_.CreateTrunc(v, FixedVectorType::get(RawType(to), n));
+    }
+    Value* f = Widen(from, raw);
+    return Narrow(to, negate ? b_.CreateFNeg(f) : f);
+  }
+  // Statements that move raw bits element-wise (Cast, Memset): rows when contiguous, else
+  // gathers and scatters.
+  void RawElementwise(const Stmt& s) {
+    const ir::TensorRef& dst = s.tensors.back();
+    auto value = [&](Value* src_raw) {
+      if (s.op == Op::Cast) return CastRaw(s.tensors[0].dtype, dst.dtype, src_raw, s.flag);
+      return b_.CreateVectorSplat(n_, b_.CreateTrunc(ArgWord(s.arg), RawType(dst.dtype)));  // Memset
+    };
+    bool rows = true;
+    for (const ir::TensorRef& t : s.tensors) rows = rows && ContiguousRow(t);
+    if (rows) {
+      RowLoop(dst.pattern.Count(), [&](Value* lane, Value* elem, Value* tail) {
+        Value* src = s.op == Op::Cast ? LoadRowRaw(s.tensors[0], lane, elem, tail) : nullptr;
+        StoreRowRaw(dst, lane, elem, value(src), tail);
+      });
+      return;
+    }
+    std::vector<std::function<Value*(Value*)>> offs;
+    for (const ir::TensorRef& t : s.tensors) offs.push_back(OffsetFn(t));
+    Loop(b_.getInt64(dst.pattern.Count()), [&](Value* k) {
+      Value* src = nullptr;
+      if (s.op == Op::Cast) {
+        const ir::TensorRef& t = s.tensors[0];
+        src = Gather(RawType(t.dtype), ElementPtrs(t, offs[0](k)), DtypeSize(t.dtype));
+      }
+      b_.CreateMaskedScatter(value(src), ElementPtrs(dst, offs.back()(k)), Align(DtypeSize(dst.dtype)), mask_);
     });
   }
   void Copy(const Stmt& s) {

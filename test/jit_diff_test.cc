@@ -38,6 +38,7 @@ const Opcode kCompiled[] = {
     Opcode::BatchNormParamLoad,    Opcode::BatchNormParamLoad2,      Opcode::BatchNormBackProp,
     Opcode::TensorScalarArith,     Opcode::TensorScalarPtrArith,     Opcode::TransposeTensorScalarArith,
     Opcode::TensorTensorArith,     Opcode::Reciprocal,               Opcode::Copy,
+    Opcode::Cast,                  Opcode::Memset,
     Opcode::LoadParameterRam,
 };
 
