@@ -126,7 +126,13 @@ std::string Print(const Function& f) {
     s += OpName(st.op);
     switch (st.op) {
       case Op::Const: s += Cat(" %arg", st.arg); break;
-      case Op::PtrRead: s += Cat(" ", DtypeName(static_cast<uint8_t>(st.dtype)), " %arg", st.arg); break;
+      case Op::PtrRead:
+        s += Cat(" ", DtypeName(static_cast<uint8_t>(st.dtype)), st.flag ? " raw" : "", " %arg", st.arg);
+        break;
+      case Op::BitsScalar:
+        s += Cat(" ", AluOpName(st.alu0), ",", AluOpName(st.alu1), " rev=", st.reverse);
+        break;
+      case Op::BitsTensor: s += Cat(" ", AluOpName(st.alu0)); break;
       case Op::ElemRead: s += Cat(" ", TensorText(st.tensors[0]), " #", st.element); break;
       case Op::LaneGet:
       case Op::LaneSet: s += Cat(" ", LaneFieldName(st.field)); break;
@@ -180,7 +186,8 @@ absl::Status Verify(const Function& f) {
                         st.op == Op::BackProp;
       if (!rows) return fail(Cat("stmt ", i, ": ", OpName(st.op), " cannot be in an element-wise chain"));
     }
-    const size_t want = st.op == Op::BackProp ? 5 : st.op == Op::GradSums || st.op == Op::TensorScalar ? 2
+    const size_t want = st.op == Op::BackProp ? 5
+                        : st.op == Op::GradSums || st.op == Op::TensorScalar || st.op == Op::BitsScalar ? 2
                         : st.op == Op::LaneSet ? 1 : 0;
     if (st.op != Op::TensorScalar || !st.flag)
       if (st.operands.size() != want && !(st.op == Op::Stats && st.operands.size() == 2))

@@ -52,7 +52,8 @@ struct Stmt {
   int64_t element = 0;   // ElemRead: element index; PramLoad: first entry
   LaneField field = LaneField::N;  // LaneGet / LaneSet
   uint8_t alu0 = 0, alu1 = 0, reverse = 0;  // TensorScalar ops / TensorTensor alu0
-  bool flag = false;     // Stats: parity split; TensorScalar: rsqrt form; Copy: negate
+  bool flag = false;     // Stats: parity split; TensorScalar: rsqrt form; Copy, Cast: negate;
+                         // PtrRead: the raw bits extended to 32 (bitvec scalars), not fp32
   bool dead = false;     // removed by a pass (kept so ValueIds stay stable)
   // Element-wise chains (FuseElementwiseChains): the statement runs in the row loop of the
   // element-wise statement before it; forward[i] ≥ 0 names the earlier statement of the chain
@@ -108,6 +109,7 @@ bool RepeatCopyMatches(const Function& f, const Repeat& r, int copy);
 Function Lower(std::span<const Instruction> program, Generation gen);
 // The ALU ops the code generator implements (the others run interpreted).
 bool JitSupportsAluOp(uint8_t op);
+bool JitSupportsBitvecOp(uint8_t op);
 bool JitSupportsDtype(Dtype d);
 
 }  // namespace dvejit::ir

@@ -20,6 +20,16 @@ bool JitSupportsAluOp(uint8_t op) {
       return false;
   }
 }
+bool JitSupportsBitvecOp(uint8_t op) {
+  switch (static_cast<AluOp>(op)) {
+    case AluOp::BYPASS: case AluOp::BITWISE_NOT: case AluOp::ARITH_SHIFT_LEFT:
+    case AluOp::LOGICAL_SHIFT_LEFT: case AluOp::ARITH_SHIFT_RIGHT: case AluOp::LOGICAL_SHIFT_RIGHT:
+    case AluOp::BITWISE_AND: case AluOp::BITWISE_OR: case AluOp::BITWISE_XOR:
+      return true;
+    default:
+      return false;  // CRC32 is unsupported in execution
+  }
+}
 bool JitSupportsDtype(Dtype d) {
   return DtypeSize(d) > 0 && DtypeSize(d) <= 4;  // every float and integer dtype of 1, 2 or 4 bytes
 }
@@ -230,6 +240,41 @@ class Lowerer {
           st.alu1 = s.op1;
           st.reverse = s.reverse_operands;
         }
+        st.tensors = AllTensors(inst, ops);
+        Push(st);
+        return "";
+      }
+      case Opcode::TensorScalarBitvec:
+      case Opcode::TensorScalarPtrBitvec: {
+        const auto s = inst.as<S3D3_TS>();
+        if (!JitSupportsBitvecOp(s.op0) || !JitSupportsBitvecOp(s.op1))
+          return Cat("ALU op ", AluOpName(JitSupportsBitvecOp(s.op0) ? s.op1 : s.op0), " is not compiled yet");
+        const bool ptr = op == Opcode::TensorScalarPtrBitvec;
+        const Dtype in = static_cast<Dtype>(ops.tensors[0].dtype);
+        auto scalar = [&](uint8_t src, std::string_view name, int off) {
+          if (!ptr && src != 1) return Const(off, n);  // the 32-bit field as is
+          const ValueId v = PtrRead(inst, name, in, n);  // the element's bits, extended
+          f_.stmts[static_cast<size_t>(v)].flag = true;
+          return v;
+        };
+        Stmt st;
+        st.op = Op::BitsScalar;
+        st.channels = n;
+        st.operands = {scalar(s.imm0_src, "imm0", 40), scalar(s.imm1_src, "imm1", 44)};
+        st.alu0 = s.op0;
+        st.alu1 = s.op1;
+        st.reverse = s.reverse_operands;
+        st.tensors = AllTensors(inst, ops);
+        Push(st);
+        return "";
+      }
+      case Opcode::TensorTensorBitvec: {
+        const auto s = inst.as<S3S3D3_TT>();
+        if (!JitSupportsBitvecOp(s.op)) return Cat("ALU op ", AluOpName(s.op), " is not compiled yet");
+        Stmt st;
+        st.op = Op::BitsTensor;
+        st.channels = n;
+        st.alu0 = s.op;
         st.tensors = AllTensors(inst, ops);
         Push(st);
         return "";

@@ -590,7 +590,13 @@ class Emitter {
   Value* Statement(const Stmt& s) {
     switch (s.op) {
       case Op::Const: return Splat(ArgF32(s.arg));
-      case Op::PtrRead: return LoadElem(s.tensors[0], b_.getInt64(0));
+      case Op::PtrRead:
+        if (s.flag) {  // bitvec scalar: the element's bits extended to 32, carried as f32 bits
+          const ir::TensorRef& t = s.tensors[0];
+          Value* raw = Gather(RawType(t.dtype), ElementPtrs(t, b_.getInt64(0)), DtypeSize(t.dtype));
+          return b_.CreateBitCast(Extend32(t.dtype, raw), vf_);
+        }
+        return LoadElem(s.tensors[0], b_.getInt64(0));
       case Op::ElemRead: return LoadElem(s.tensors[0], ConstOffset(s.tensors[0], s.element));
       case Op::LaneGet: return Gather(f32_, LanePtrs(s.field), 4);
       case Op::LaneSet:
@@ -605,7 +611,9 @@ class Emitter {
       case Op::Reciprocal: Elementwise(s); return nullptr;
       case Op::Copy: Copy(s); return nullptr;
       case Op::Cast:
-      case Op::Memset: RawElementwise(s); return nullptr;
+      case Op::Memset:
+      case Op::BitsScalar:
+      case Op::BitsTensor: RawElementwise(s); return nullptr;
       default: return nullptr;
     }
   }
@@ -1073,32 +1081,75 @@ class Emitter {
     Value* f = Widen(from, raw);
     return Narrow(to, negate ? b_.CreateFNeg(f) : f);
   }
-  // Statements that move raw bits element-wise (Cast, Memset): rows when contiguous, else
-  // gathers and scatters.
+  // An element's raw bits zero- or sign-extended to 32 (semantics.md §4.2).
+  Value* Extend32(Dtype d, Value* raw) {
+    auto* vi32 = FixedVectorType::get(i32_, Lanes(raw));
+    if (DtypeSize(d) == 4) return raw;
+    return IsSignedIntDtype(d) ? b_.CreateSExt(raw, vi32) : b_.CreateZExt(raw, vi32);
+  }
+  // kernels/alu.h Bitvec, lane-wise on i32 vectors (shift amounts modulo 32).
+  Value* Bits(uint8_t op, Value* a, Value* b) {
+    auto* vt = cast<FixedVectorType>(a->getType());
+    Value* sh = b_.CreateAnd(b, ConstantInt::get(vt, 31));
+    switch (static_cast<AluOp>(op)) {
+      case AluOp::BITWISE_NOT: return b_.CreateNot(a);
+      case AluOp::ARITH_SHIFT_LEFT: case AluOp::LOGICAL_SHIFT_LEFT: return b_.CreateShl(a, sh);
+      case AluOp::ARITH_SHIFT_RIGHT: return b_.CreateAShr(a, sh);
+      case AluOp::LOGICAL_SHIFT_RIGHT: return b_.CreateLShr(a, sh);
+      case AluOp::BITWISE_AND: return b_.CreateAnd(a, b);
+      case AluOp::BITWISE_OR: return b_.CreateOr(a, b);
+      case AluOp::BITWISE_XOR: return b_.CreateXor(a, b);
+      default: return a;  // BYPASS (the lowering compiles no other op)
+    }
+  }
+  Value* BitsStage(uint8_t op, Value* entering, Value* scalar, bool reversed) {
+    if (op == static_cast<uint8_t>(AluOp::BYPASS) || op == static_cast<uint8_t>(AluOp::BITWISE_NOT))
+      return Bits(op, entering, entering);  // unary: the other operand is ignored
+    return reversed ? Bits(op, scalar, entering) : Bits(op, entering, scalar);
+  }
+  // Statements on raw bits, element-wise (Cast, Memset, bitvec): rows when contiguous, else
+  // gathers and scatters. `srcs` are the sources' raw elements.
   void RawElementwise(const Stmt& s) {
     const ir::TensorRef& dst = s.tensors.back();
-    auto value = [&](Value* src_raw) {
-      if (s.op == Op::Cast) return CastRaw(s.tensors[0].dtype, dst.dtype, src_raw, s.flag);
-      return b_.CreateVectorSplat(n_, b_.CreateTrunc(ArgWord(s.arg), RawType(dst.dtype)));  // Memset
+    auto* raw_dst = FixedVectorType::get(RawType(dst.dtype), n_);
+    auto value = [&](const std::vector<Value*>& srcs, Value* lane) -> Value* {
+      auto scalar = [&](int i) {  // a per-channel 32-bit scalar (f32 bits in the IR's values)
+        Value* v = lane ? LaneScalar(Val(s.operands[i]), lane) : Val(s.operands[i]);
+        return b_.CreateBitCast(v, vi32_);
+      };
+      switch (s.op) {
+        case Op::Cast: return CastRaw(s.tensors[0].dtype, dst.dtype, srcs[0], s.flag);
+        case Op::Memset: return b_.CreateVectorSplat(n_, b_.CreateTrunc(ArgWord(s.arg), RawType(dst.dtype)));
+        case Op::BitsTensor:
+          return b_.CreateTrunc(Bits(s.alu0, Extend32(s.tensors[0].dtype, srcs[0]), Extend32(s.tensors[1].dtype, srcs[1])),
+                                raw_dst);
+        default: {  // BitsScalar
+          Value* v = BitsStage(s.alu0, Extend32(s.tensors[0].dtype, srcs[0]), scalar(0), s.reverse & 1);
+          return b_.CreateTrunc(BitsStage(s.alu1, v, scalar(1), (s.reverse & 2) != 0), raw_dst);
+        }
+      }
     };
+    const size_t nsrc = s.tensors.size() - 1;
     bool rows = true;
     for (const ir::TensorRef& t : s.tensors) rows = rows && ContiguousRow(t);
     if (rows) {
       RowLoop(dst.pattern.Count(), [&](Value* lane, Value* elem, Value* tail) {
-        Value* src = s.op == Op::Cast ? LoadRowRaw(s.tensors[0], lane, elem, tail) : nullptr;
-        StoreRowRaw(dst, lane, elem, value(src), tail);
+        raw_dst = FixedVectorType::get(RawType(dst.dtype), n_);
+        std::vector<Value*> srcs;
+        for (size_t i = 0; i < nsrc; ++i) srcs.push_back(LoadRowRaw(s.tensors[i], lane, elem, tail));
+        StoreRowRaw(dst, lane, elem, value(srcs, lane), tail);
       });
       return;
     }
     std::vector<std::function<Value*(Value*)>> offs;
     for (const ir::TensorRef& t : s.tensors) offs.push_back(OffsetFn(t));
     Loop(b_.getInt64(dst.pattern.Count()), [&](Value* k) {
-      Value* src = nullptr;
-      if (s.op == Op::Cast) {
-        const ir::TensorRef& t = s.tensors[0];
-        src = Gather(RawType(t.dtype), ElementPtrs(t, offs[0](k)), DtypeSize(t.dtype));
+      std::vector<Value*> srcs;
+      for (size_t i = 0; i < nsrc; ++i) {
+        const ir::TensorRef& t = s.tensors[i];
+        srcs.push_back(Gather(RawType(t.dtype), ElementPtrs(t, offs[i](k)), DtypeSize(t.dtype)));
       }
-      b_.CreateMaskedScatter(value(src), ElementPtrs(dst, offs.back()(k)), Align(DtypeSize(dst.dtype)), mask_);
+      b_.CreateMaskedScatter(value(srcs, nullptr), ElementPtrs(dst, offs.back()(k)), Align(DtypeSize(dst.dtype)), mask_);
     });
   }
   void Copy(const Stmt& s) {

@@ -38,7 +38,8 @@ const Opcode kCompiled[] = {
     Opcode::BatchNormParamLoad,    Opcode::BatchNormParamLoad2,      Opcode::BatchNormBackProp,
     Opcode::TensorScalarArith,     Opcode::TensorScalarPtrArith,     Opcode::TransposeTensorScalarArith,
     Opcode::TensorTensorArith,     Opcode::Reciprocal,               Opcode::Copy,
-    Opcode::Cast,                  Opcode::Memset,
+    Opcode::Cast,                  Opcode::Memset,                   Opcode::TensorTensorBitvec,
+    Opcode::TensorScalarBitvec,    Opcode::TensorScalarPtrBitvec,
     Opcode::LoadParameterRam,
 };
 
