@@ -222,18 +222,28 @@ class Lowerer {
       }
       case Opcode::TensorScalarArith:
       case Opcode::TensorScalarPtrArith:
-      case Opcode::TransposeTensorScalarArith: {
+      case Opcode::TransposeTensorScalarArith:
+      case Opcode::TensorScalarBitvec:
+      case Opcode::TensorScalarPtrBitvec: {
         const auto s = inst.as<S3D3_TS>();
+        const bool bits = inst.info().alu_class == AluClass::Bitvec;
+        const bool ptr = op == Opcode::TensorScalarPtrArith || op == Opcode::TensorScalarPtrBitvec;
+        auto supported = bits ? JitSupportsBitvecOp : JitSupportsAluOp;
         Stmt st;
-        st.op = Op::TensorScalar;
+        st.op = bits ? Op::BitsScalar : Op::TensorScalar;
         st.channels = n;
         st.flag = op == Opcode::TensorScalarArith && s.op0 == static_cast<uint8_t>(AluOp::RSQRT);
         if (!st.flag) {
-          if (!JitSupportsAluOp(s.op0) || !JitSupportsAluOp(s.op1))
-            return Cat("ALU op ", AluOpName(JitSupportsAluOp(s.op0) ? s.op1 : s.op0), " is not compiled yet");
-          const bool ptr = op == Opcode::TensorScalarPtrArith;
+          if (!supported(s.op0) || !supported(s.op1))
+            return Cat("ALU op ", AluOpName(supported(s.op0) ? s.op1 : s.op0), " is not compiled yet");
+          // An instruction value, or a pointer: fp32 for arith, the element's bits extended to
+          // 32 for bitvec (whose instruction values are their 32-bit fields as is).
+          const Dtype in = static_cast<Dtype>(ops.tensors[0].dtype);
           auto scalar = [&](uint8_t src, std::string_view name, int off) {
-            return (ptr || src == 1) ? PtrRead(inst, name, Dtype::FP32, n) : Const(off, n);
+            if (!ptr && src != 1) return Const(off, n);
+            const ValueId v = PtrRead(inst, name, bits ? in : Dtype::FP32, n);
+            f_.stmts[static_cast<size_t>(v)].flag = bits;
+            return v;
           };
           st.operands = {scalar(s.imm0_src, "imm0", 40), scalar(s.imm1_src, "imm1", 44)};
           st.alu0 = s.op0;
@@ -244,46 +254,14 @@ class Lowerer {
         Push(st);
         return "";
       }
-      case Opcode::TensorScalarBitvec:
-      case Opcode::TensorScalarPtrBitvec: {
-        const auto s = inst.as<S3D3_TS>();
-        if (!JitSupportsBitvecOp(s.op0) || !JitSupportsBitvecOp(s.op1))
-          return Cat("ALU op ", AluOpName(JitSupportsBitvecOp(s.op0) ? s.op1 : s.op0), " is not compiled yet");
-        const bool ptr = op == Opcode::TensorScalarPtrBitvec;
-        const Dtype in = static_cast<Dtype>(ops.tensors[0].dtype);
-        auto scalar = [&](uint8_t src, std::string_view name, int off) {
-          if (!ptr && src != 1) return Const(off, n);  // the 32-bit field as is
-          const ValueId v = PtrRead(inst, name, in, n);  // the element's bits, extended
-          f_.stmts[static_cast<size_t>(v)].flag = true;
-          return v;
-        };
-        Stmt st;
-        st.op = Op::BitsScalar;
-        st.channels = n;
-        st.operands = {scalar(s.imm0_src, "imm0", 40), scalar(s.imm1_src, "imm1", 44)};
-        st.alu0 = s.op0;
-        st.alu1 = s.op1;
-        st.reverse = s.reverse_operands;
-        st.tensors = AllTensors(inst, ops);
-        Push(st);
-        return "";
-      }
-      case Opcode::TensorTensorBitvec: {
-        const auto s = inst.as<S3S3D3_TT>();
-        if (!JitSupportsBitvecOp(s.op)) return Cat("ALU op ", AluOpName(s.op), " is not compiled yet");
-        Stmt st;
-        st.op = Op::BitsTensor;
-        st.channels = n;
-        st.alu0 = s.op;
-        st.tensors = AllTensors(inst, ops);
-        Push(st);
-        return "";
-      }
+      case Opcode::TensorTensorBitvec:
       case Opcode::TensorTensorArith: {
         const auto s = inst.as<S3S3D3_TT>();
-        if (!JitSupportsAluOp(s.op)) return Cat("ALU op ", AluOpName(s.op), " is not compiled yet");
+        const bool bits = op == Opcode::TensorTensorBitvec;
+        if (!(bits ? JitSupportsBitvecOp(s.op) : JitSupportsAluOp(s.op)))
+          return Cat("ALU op ", AluOpName(s.op), " is not compiled yet");
         Stmt st;
-        st.op = Op::TensorTensor;
+        st.op = bits ? Op::BitsTensor : Op::TensorTensor;
         st.channels = n;
         st.alu0 = s.op;
         st.tensors = AllTensors(inst, ops);

@@ -256,8 +256,23 @@ std::vector<uint32_t> EdgeBits() {
   return bits;
 }
 
-// Writes `bits` (fp32 words) to partition 0 from byte 0, runs `text` on both tiers (all of it
-// compiled) and compares everything.
+// Runs `text` on two machines holding the same state, interpreted and compiled (all of it:
+// `instructions` compiled), and compares everything.
+void ExpectSameOnMachines(Machine& interp, Machine& jit, const std::string& text, int instructions) {
+  auto prog = Assemble(text, Generation::Cayman);
+  ASSERT_TRUE(prog.ok()) << prog.status() << "\n" << text;
+  const RunReport ri = RunProgram(interp, *prog, RunOptions{});
+  ASSERT_TRUE(ri.status.ok()) << ri.status << "\n" << text;
+  RunOptions o;
+  o.tier = ExecutionTier::Jit;
+  const RunReport r = RunProgram(jit, *prog, o);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(r.tier, "jit");
+  EXPECT_EQ(r.jit_compiled_instructions, instructions) << text;
+  EXPECT_EQ(Compare(interp, jit), "") << text;
+}
+
+// Writes `bits` (fp32 words) to partition 0 from byte 0, then ExpectSameOnMachines.
 void ExpectSameOnEdgeValues(const std::vector<uint32_t>& bits, const std::string& text, int instructions) {
   Machine interp(Generation::Cayman), jit(Generation::Cayman);
   std::vector<uint8_t> row(bits.size() * 4);
@@ -266,16 +281,7 @@ void ExpectSameOnEdgeValues(const std::vector<uint32_t>& bits, const std::string
     m->PreloadReciprocals();
     ASSERT_TRUE(m->Write(Space::Sbuf, 0, 1, 0, row, static_cast<uint32_t>(row.size())).ok());
   }
-  auto prog = Assemble(text, Generation::Cayman);
-  ASSERT_TRUE(prog.ok()) << prog.status();
-  ASSERT_TRUE(RunProgram(interp, *prog, RunOptions{}).status.ok());
-  RunOptions o;
-  o.tier = ExecutionTier::Jit;
-  const RunReport r = RunProgram(jit, *prog, o);
-  ASSERT_TRUE(r.status.ok());
-  EXPECT_EQ(r.tier, "jit");
-  EXPECT_EQ(r.jit_compiled_instructions, instructions);
-  EXPECT_EQ(Compare(interp, jit), "");
+  ExpectSameOnMachines(interp, jit, text, instructions);
 }
 
 // The inline Newton paths against the interpreter on edge values: nrecip (Reciprocal), nrsqrt
@@ -329,16 +335,7 @@ TEST(JitDifferential, NewtonDivisionEdgePairs) {
   for (int col = 0; col < columns; ++col)
     text += "BatchNormAggregate src=sbuf[0]+0x" + absl::StrCat(absl::Hex(12 * col)) +
             "[3:1] in_dtype=fp32 out_dtype=fp32 n=128 dst=sbuf[0]+0x" + absl::StrCat(absl::Hex(0x8000 + 8 * col)) + "[2:1]\n";
-  auto prog = Assemble(text, Generation::Cayman);
-  ASSERT_TRUE(prog.ok()) << prog.status();
-  ASSERT_TRUE(RunProgram(interp, *prog, RunOptions{}).status.ok());
-  RunOptions o;
-  o.tier = ExecutionTier::Jit;
-  const RunReport r = RunProgram(jit, *prog, o);
-  ASSERT_TRUE(r.status.ok());
-  EXPECT_EQ(r.tier, "jit");
-  EXPECT_EQ(r.jit_compiled_instructions, columns);
-  EXPECT_EQ(Compare(interp, jit), "");
+  ExpectSameOnMachines(interp, jit, text, columns);
 }
 
 
@@ -361,16 +358,7 @@ void ExpectSameConversion(Dtype in, Dtype out, const std::vector<uint32_t>& inpu
                                         std::string(LookupDtype(static_cast<uint8_t>(in))->asmname), " out_dtype=", std::string(LookupDtype(static_cast<uint8_t>(out))->asmname),
                                         " n=128 op0=bypass op1=bypass dst=sbuf[0]+0x",
                                         absl::Hex((per * in_size + 63) / 64 * 64), "[", per, ":1]");
-  auto prog = Assemble(text, Generation::Cayman);
-  ASSERT_TRUE(prog.ok()) << prog.status() << "\n" << text;
-  const RunReport ri = RunProgram(interp, *prog, RunOptions{});
-  ASSERT_TRUE(ri.status.ok()) << ri.status << "\n" << text;
-  RunOptions o;
-  o.tier = ExecutionTier::Jit;
-  const RunReport r = RunProgram(jit, *prog, o);
-  ASSERT_TRUE(r.status.ok());
-  EXPECT_EQ(r.jit_compiled_instructions, 1) << text;
-  EXPECT_EQ(Compare(interp, jit), "") << text;
+  ExpectSameOnMachines(interp, jit, text, 1);
 }
 
 // Every load conversion over all 2^8 / 2^16 patterns (edge values for 32-bit integers), and every
