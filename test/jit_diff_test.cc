@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdlib>
@@ -206,8 +207,12 @@ int64_t EnvInt(const char* name, int64_t fallback) {
   return v ? std::atoll(v) : fallback;
 }
 
+// DVEJIT_DIFF_STREAMS streams in all (2000 by default), split into DVEJIT_DIFF_SHARDS shards of
+// their own seeds; this process runs shard DVEJIT_DIFF_SHARD (ctest runs the shards in parallel).
 TEST(JitDifferential, RandomStreamsMatchInterpreterBitForBit) {
-  Fuzz(EnvInt("DVEJIT_DIFF_STREAMS", 2000), 0, 20261130);
+  const int64_t shards = std::max<int64_t>(1, EnvInt("DVEJIT_DIFF_SHARDS", 1));
+  const int64_t shard = EnvInt("DVEJIT_DIFF_SHARD", 0);
+  Fuzz((EnvInt("DVEJIT_DIFF_STREAMS", 2000) + shards - 1) / shards, 0, 20261130 + static_cast<uint64_t>(shard));
 }
 
 // Long mode: DVEJIT_DIFF_SECONDS=3600 build/test/jit_diff_test --gtest_also_run_disabled_tests
