@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <functional>
 #include <limits>
+#include <unordered_map>
 #include <vector>
 
 #include "frontend/strcat.h"
@@ -128,9 +129,24 @@ class Emitter {
 
   // ---- helpers ----
   Value* Splat(Value* scalar) { return b_.CreateVectorSplat(n_, scalar); }
-  Value* F(float v) { return ConstantFP::get(vf_, v); }
+  Constant* F(float v) { return ConstantFP::get(vf_, v); }
+  // A constant as an opaque value in a register. LLVM folds a select's constant operand into a
+  // masked load from the constant pool; on these VMs a masked-off load from a page whose
+  // accessed bit the kernel has cleared costs a ~160 ns microcode assist every time, and such a
+  // page is never touched otherwise (a 40x slowdown that came and went with the page's age).
+  // A volatile copy through the stack, made once at entry, keeps the constant in a register or on
+  // the stack, which every call touches.
+  Value* Reg(Constant* c) {
+    if (auto it = regs_.find(c); it != regs_.end()) return it->second;
+    IRBuilder<> eb(entry_);
+    Value* slot = eb.CreateAlloca(c->getType());
+    eb.CreateStore(c, slot, /*isVolatile=*/true);
+    Value* v = eb.CreateLoad(c->getType(), slot, /*isVolatile=*/true);
+    regs_[c] = v;
+    return v;
+  }
   Value* CanonicalNaN() {
-    return ConstantFP::get(vf_, APFloat(APFloat::IEEEsingle(), APInt(32, num::kCanonicalNaNBits)));
+    return Reg(ConstantFP::get(vf_, APFloat(APFloat::IEEEsingle(), APInt(32, num::kCanonicalNaNBits))));
   }
   Value* IsNaN(Value* v) { return b_.CreateFCmpUNO(v, v); }
   Value* Canon(Value* v) { return b_.CreateSelect(IsNaN(v), CanonicalNaN(), v); }
@@ -270,9 +286,9 @@ class Emitter {
     q = b_.CreateAdd(q, b_.CreateZExt(up, vt));
     Value* enc = b_.CreateAdd(b_.CreateShl(b_.CreateSub(Eeff, k(1)), k(M)), q);
     Value* r = b_.CreateOr(sign, b_.CreateSelect(b_.CreateICmpUGT(enc, k(num::detail::MaxFiniteEnc(f))),
-                                                 k(f.overflow_enc), enc));
+                                                 Reg(k(f.overflow_enc)), enc));
     r = b_.CreateSelect(b_.CreateICmpEQ(abs, k(0x7F800000)), b_.CreateOr(sign, k(f.inf_enc)), r);
-    return b_.CreateSelect(b_.CreateICmpUGT(abs, k(0x7F800000)), k(f.canon_nan), r);
+    return b_.CreateSelect(b_.CreateICmpUGT(abs, k(0x7F800000)), Reg(k(f.canon_nan)), r);
   }
   // The store conversion (numerics StoreFromF32) to d's raw bits.
   Value* Narrow(Dtype d, Value* v) {
@@ -292,13 +308,13 @@ class Emitter {
         Value* lsb = b_.CreateAnd(b_.CreateLShr(bits, ConstantInt::get(vi32, 16)), ConstantInt::get(vi32, 1));
         Value* r = b_.CreateLShr(b_.CreateAdd(b_.CreateAdd(bits, ConstantInt::get(vi32, 0x7FFF)), lsb),
                                  ConstantInt::get(vi32, 16));
-        return b_.CreateSelect(nan, ConstantInt::get(raw, num::kBf16CanonicalNaN), b_.CreateTrunc(r, raw));
+        return b_.CreateSelect(nan, Reg(ConstantInt::get(raw, num::kBf16CanonicalNaN)), b_.CreateTrunc(r, raw));
       }
       case Dtype::FP16: return b_.CreateTrunc(NarrowFormat(num::detail::kF16, bits), raw);
       case Dtype::FP8_EXP3: return b_.CreateTrunc(NarrowFormat(num::detail::kE3M4, bits), raw);
       case Dtype::FP8_EXP4: return b_.CreateTrunc(NarrowFormat(num::detail::kE4M3, bits), raw);
       case Dtype::FP8_EXP5: return b_.CreateTrunc(NarrowFormat(num::detail::kE5M2, bits), raw);
-      default: return b_.CreateSelect(nan, ConstantInt::get(vi32, num::kCanonicalNaNBits), bits);  // FP32, FP32R
+      default: return b_.CreateSelect(nan, Reg(ConstantInt::get(vi32, num::kCanonicalNaNBits)), bits);  // FP32, FP32R
     }
   }
   Value* LoadElem(const ir::TensorRef& t, Value* elem_offset) {
@@ -407,7 +423,7 @@ class Emitter {
     auto k = [&](uint32_t v) { return ConstantInt::get(vi32_, v); };
     Value* whole = b_.CreateFPToSI(b_.CreateSelect(b_.CreateAnd(b_.CreateFCmpOGE(b, F(1.0f)),
                                                                 b_.CreateFCmpOLE(b, F(256.0f))),
-                                                   b, F(1.0f)),
+                                                   b, Reg(F(1.0f))),
                                    vi32_);  // in [1, 256]: never out of range for fptosi
     Value* pram_path = b_.CreateAnd(b_.CreateAnd(b_.CreateFCmpOGE(b, F(1.0f)), b_.CreateFCmpOLE(b, F(256.0f))),
                                     b_.CreateFCmpOEQ(b_.CreateSIToFP(whole, vf_), b));
@@ -464,7 +480,7 @@ class Emitter {
     r = b_.CreateSelect(IsNaN(b), a, r);
     return b_.CreateSelect(IsNaN(a), b, r);
   }
-  Value* Bool(Value* c) { return b_.CreateSelect(c, F(1.0f), F(0.0f)); }
+  Value* Bool(Value* c) { return b_.CreateSelect(c, Reg(F(1.0f)), F(0.0f)); }
   // kernels/alu.h Arith, lane-wise.
   Value* Arith(uint8_t op, Value* a, Value* b) {
     switch (static_cast<AluOp>(op)) {
@@ -1072,10 +1088,10 @@ class Emitter {
       const int bits = 8 * DtypeSize(to);
       const int64_t lo = IsSignedIntDtype(to) ? -(int64_t{1} << (bits - 1)) : 0;
       const int64_t hi = IsSignedIntDtype(to) ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
-      Value* klo = ConstantInt::get(vi64, static_cast<uint64_t>(lo));
-      Value* khi = ConstantInt::get(vi64, static_cast<uint64_t>(hi));
-      v = b_.CreateSelect(b_.CreateICmpSLT(v, klo), klo, v);
-      v = b_.CreateSelect(b_.CreateICmpSGT(v, khi), khi, v);
+      Constant* klo = ConstantInt::get(vi64, static_cast<uint64_t>(lo));
+      Constant* khi = ConstantInt::get(vi64, static_cast<uint64_t>(hi));
+      v = b_.CreateSelect(b_.CreateICmpSLT(v, klo), Reg(klo), v);
+      v = b_.CreateSelect(b_.CreateICmpSGT(v, khi), Reg(khi), v);
       return b_.CreateTrunc(v, FixedVectorType::get(RawType(to), n));
     }
     Value* f = Widen(from, raw);
@@ -1190,6 +1206,7 @@ class Emitter {
   Value* arg_shift_ = nullptr;  // i64 slot offset of the current repeat copy, if any
   std::vector<Value*> values_;
   GlobalVariable* recip8_ = nullptr;
+  std::unordered_map<Constant*, Value*> regs_;  // Reg()
   GlobalVariable* rsq_ = nullptr;
 };
 

@@ -100,15 +100,25 @@ std::unique_ptr<Instance> MakeInstance(const std::string& workload, int elements
   return in;
 }
 
+// The counters come from the median iteration: a VM's rare multi-millisecond stalls (page
+// compaction, a neighbour) would otherwise dominate a mean.
+void SetCounters(benchmark::State& state, const Instance* in, std::vector<double>& ns) {
+  std::sort(ns.begin(), ns.end());
+  const double median = ns.empty() ? 0 : ns[ns.size() / 2];
+  state.counters["ratio_to_roof"] = median / in->roof_ns;
+  state.counters["bytes_per_second"] = median > 0 ? static_cast<double>(in->minimal_bytes) / (median * 1e-9) : 0;
+  state.counters["median_us"] = median / 1000;
+}
+
 void RunTier(benchmark::State& state, Instance* in, const std::string& tier) {
+  std::vector<double> ns;
+  ns.reserve(1 << 16);
   if (tier == "roof") {
-    double total = 0;
     for (auto _ : state) {
       const auto t0 = Clock::now();
       in->roof();
-      total += std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+      ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
     }
-    state.counters["ratio_to_roof"] = total / state.iterations() / in->roof_ns;
   } else {
     RunOptions o;
     o.tier = tier == "interp" ? ExecutionTier::Interp : ExecutionTier::Jit;
@@ -118,17 +128,14 @@ void RunTier(benchmark::State& state, Instance* in, const std::string& tier) {
       state.SkipWithError(warm.status.ok() ? "the JIT did not run the stream" : std::string(warm.status.message()).c_str());
       return;
     }
-    double total = 0;
     for (auto _ : state) {
       const auto t0 = Clock::now();
       RunReport r = RunProgram(*in->machine, in->program, o);
-      total += std::chrono::duration<double, std::nano>(Clock::now() - t0).count();
+      ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
       benchmark::DoNotOptimize(r.executed);
     }
-    state.counters["ratio_to_roof"] = total / state.iterations() / in->roof_ns;
   }
-  state.counters["bytes_per_second"] =
-      benchmark::Counter(static_cast<double>(in->minimal_bytes), benchmark::Counter::kIsIterationInvariantRate);
+  SetCounters(state, in, ns);
   state.SetItemsProcessed(state.iterations() * int64_t{kPartitions} * in->elements);
 }
 
@@ -219,8 +226,9 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
              "                    [Google Benchmark flags, e.g. --benchmark_filter=REGEX]\n"
              "Workloads bn_stats, bn_backward, tensor_scalar, tensor_tensor, reciprocal on 128 channels\n"
              "x {512, 8192, 16384} elements, fp32 and bf16, on the tiers roof, interp, jit_unfused,\n"
-             "jit_fused; each entry is WORKLOAD/128xN/DTYPE/TIER with counters ratio_to_roof (time\n"
-             "over the roof kernel's, measured in this run) and bytes_per_second (minimal bytes).\n"
+             "jit_fused; each entry is WORKLOAD/128xN/DTYPE/TIER with counters ratio_to_roof (median\n"
+             "time over the roof kernel's median, measured in this run), bytes_per_second (minimal\n"
+             "bytes over the median time) and median_us.\n"
              "Also: cold compile and cache-hit time of the BN backward chain, and the per-instruction\n"
              "time of tiny instructions (1 channel x 8 elements). --quick: 512 and 8192 only, short\n"
              "runs. --compare-torch: PyTorch's CPU batch norm on the same shapes (1 thread).\n";
