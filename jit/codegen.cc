@@ -167,6 +167,12 @@ class Emitter {
   Value* Get(Value* slot, Type* t) { return b_.CreateLoad(t, slot); }
   template <typename Body>
   void Loop(Value* count, Body body) {
+    // Constant trip counts of 0 and 1 (short tensors, single tiles): no loop to emit and then
+    // fold away, which keeps compile time down.
+    if (auto* c = dyn_cast<ConstantInt>(count); c != nullptr && c->getZExtValue() <= 1) {
+      if (c->getZExtValue() == 1) body(static_cast<Value*>(ConstantInt::get(count->getType(), 0)));
+      return;
+    }
     BasicBlock* pre = b_.GetInsertBlock();
     BasicBlock* hdr = BasicBlock::Create(ctx_, "loop", fn_);
     BasicBlock* bb = BasicBlock::Create(ctx_, "loop.body", fn_);
