@@ -332,6 +332,16 @@ absl::Status Engine::Init() {
   for (const char* denied : kDeniedFeatures) {
     if (denied == std::string("avx512bf16") || host.count(denied)) host[denied] = false;
   }
+  if (options_.max_vector_width != 0 && options_.max_vector_width < 16) {
+    for (auto& entry : host) {
+      const llvm::StringRef name = entry.getKey();
+      const bool wide = name.startswith("avx512") || name == "avxvnni" || name == "avxifma" ||
+                        name == "avxneconvert" || name == "avxvnniint8";
+      const bool avx = name == "avx" || name == "avx2" || name == "fma" || name == "f16c" ||
+                       name == "vaes" || name == "vpclmulqdq" || name == "gfni";
+      if (wide || (options_.max_vector_width < 8 && avx)) entry.second = false;
+    }
+  }
   std::vector<std::string> names;
   for (const auto& entry : host) names.push_back(entry.getKey().str());
   std::sort(names.begin(), names.end());

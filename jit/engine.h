@@ -52,6 +52,10 @@ struct EngineOptions {
   // Reject (InvalidArgument) modules with fast-math flags on any instruction: they would let
   // LLVM reassociate, contract or drop signed zeros, and JIT results must match tier 0 bit for bit.
   bool reject_fast_math = true;
+  // Generate code as a narrower host would: 8 drops every AVX-512 feature (AVX2 code, 8 lanes),
+  // 4 also AVX/AVX2/FMA/F16C (SSE code). 0: the host's own width. Tests use it to run the
+  // AVX2 and SSE code paths on an AVX-512 machine.
+  int max_vector_width = 0;
 };
 
 // Counters of an on-disk object cache (one per Engine).

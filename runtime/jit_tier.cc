@@ -52,6 +52,9 @@ absl::Status JitTier::EnsureEngine() {
     // An optional on-disk object cache shared by processes (compiled streams survive restarts).
     if (const char* dir = std::getenv("DVEJIT_JIT_CACHE_DIR"); dir != nullptr && *dir != 0)
       options.object_cache_dir = dir;
+    // Code as an AVX2 (8) or SSE (4) host would get it: how the tests cover those paths here.
+    if (const char* w = std::getenv("DVEJIT_JIT_VECTOR_WIDTH"); w != nullptr && *w != 0)
+      options.max_vector_width = std::atoi(w);
     auto e = jit::Engine::Create(options);
     if (e.ok()) engine_ = std::move(*e);
     else engine_error_ = std::string(e.status().message());

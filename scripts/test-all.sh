@@ -18,7 +18,8 @@ cmake --build build-asan -j"$jobs"
 # is not instrumented, and each stream's LLVM compile dominates.
 DVEJIT_DIFF_STREAMS=200 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900 -E 'cli_test|python_tests|install_consumer_test'
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900 \
+    -E 'cli_test|python_tests|install_consumer_test|jit_diff_avx2_test|jit_diff_sse_test'
 
 echo "== fuzz (libFuzzer, bounded)"
 bash scripts/fuzz.sh "${DVEJIT_FUZZ_SECONDS:-60}"
