@@ -142,6 +142,7 @@ std::string Print(const Function& f) {
       case Op::TensorTensor: s += Cat(" ", AluOpName(st.alu0)); break;
       case Op::Stats: s += st.flag ? " parity" : " all"; break;
       case Op::Copy: case Op::Cast: s += st.flag ? " negate" : ""; break;
+      case Op::Predicated: s += st.flag ? " cast" : " copy"; break;
       case Op::Memset: s += Cat(" %arg", st.arg); break;
       case Op::PramLoad: s += Cat(" entries ", st.element, "..", st.element + 7, " %arg", st.arg); break;
       default: break;

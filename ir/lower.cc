@@ -268,6 +268,16 @@ class Lowerer {
         Push(st);
         return "";
       }
+      case Opcode::CopyPredicated:
+      case Opcode::CastPredicated: {
+        Stmt st;
+        st.op = Op::Predicated;
+        st.channels = n;
+        st.flag = op == Opcode::CastPredicated;
+        st.tensors = AllTensors(inst, ops);
+        Push(st);
+        return "";
+      }
       case Opcode::Memset: {
         Stmt st;
         st.op = Op::Memset;

@@ -635,7 +635,8 @@ class Emitter {
       case Op::Cast:
       case Op::Memset:
       case Op::BitsScalar:
-      case Op::BitsTensor: RawElementwise(s); return nullptr;
+      case Op::BitsTensor:
+      case Op::Predicated: RawElementwise(s); return nullptr;
       default: return nullptr;
     }
   }
@@ -1141,6 +1142,11 @@ class Emitter {
       };
       switch (s.op) {
         case Op::Cast: return CastRaw(s.tensors[0].dtype, dst.dtype, srcs[0], s.flag);
+        case Op::Predicated: {  // the data element, cast or as raw bits of the destination's width
+          const Dtype from = s.tensors[1].dtype;
+          if (s.flag) return CastRaw(from, dst.dtype, srcs[1], false);
+          return b_.CreateZExtOrTrunc(srcs[1], raw_dst);
+        }
         case Op::Memset: return b_.CreateVectorSplat(n_, b_.CreateTrunc(ArgWord(s.arg), RawType(dst.dtype)));
         case Op::BitsTensor:
           return b_.CreateTrunc(Bits(s.alu0, Extend32(s.tensors[0].dtype, srcs[0]), Extend32(s.tensors[1].dtype, srcs[1])),
@@ -1154,12 +1160,19 @@ class Emitter {
     const size_t nsrc = s.tensors.size() - 1;
     bool rows = true;
     for (const ir::TensorRef& t : s.tensors) rows = rows && ContiguousRow(t);
+    // Predicated: only where the predicate's raw bits are nonzero (the others keep their bytes).
+    auto predicate = [&](const std::vector<Value*>& srcs) -> Value* {
+      if (s.op != Op::Predicated) return nullptr;
+      return b_.CreateICmpNE(srcs[0], Constant::getNullValue(srcs[0]->getType()));
+    };
     if (rows) {
       RowLoop(dst.pattern.Count(), [&](Value* lane, Value* elem, Value* tail) {
         raw_dst = FixedVectorType::get(RawType(dst.dtype), n_);
         std::vector<Value*> srcs;
         for (size_t i = 0; i < nsrc; ++i) srcs.push_back(LoadRowRaw(s.tensors[i], lane, elem, tail));
-        StoreRowRaw(dst, lane, elem, value(srcs, lane), tail);
+        Value* mask = tail;
+        if (Value* p = predicate(srcs)) mask = tail ? b_.CreateAnd(tail, p) : p;
+        StoreRowRaw(dst, lane, elem, value(srcs, lane), mask);
       });
       return;
     }
@@ -1171,7 +1184,9 @@ class Emitter {
         const ir::TensorRef& t = s.tensors[i];
         srcs.push_back(Gather(RawType(t.dtype), ElementPtrs(t, offs[i](k)), DtypeSize(t.dtype)));
       }
-      b_.CreateMaskedScatter(value(srcs, nullptr), ElementPtrs(dst, offs.back()(k)), Align(DtypeSize(dst.dtype)), mask_);
+      Value* mask = mask_;
+      if (Value* p = predicate(srcs)) mask = b_.CreateAnd(mask_, p);
+      b_.CreateMaskedScatter(value(srcs, nullptr), ElementPtrs(dst, offs.back()(k)), Align(DtypeSize(dst.dtype)), mask);
     });
   }
   void Copy(const Stmt& s) {

@@ -40,7 +40,8 @@ const Opcode kCompiled[] = {
     Opcode::TensorScalarArith,     Opcode::TensorScalarPtrArith,     Opcode::TransposeTensorScalarArith,
     Opcode::TensorTensorArith,     Opcode::Reciprocal,               Opcode::Copy,
     Opcode::Cast,                  Opcode::Memset,                   Opcode::TensorTensorBitvec,
-    Opcode::TensorScalarBitvec,    Opcode::TensorScalarPtrBitvec,
+    Opcode::TensorScalarBitvec,    Opcode::TensorScalarPtrBitvec,    Opcode::CopyPredicated,
+    Opcode::CastPredicated,
     Opcode::LoadParameterRam,
 };
 
