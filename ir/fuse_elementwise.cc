@@ -11,10 +11,6 @@
 namespace dvejit::ir {
 namespace {
 
-bool IsRowOp(Op op) {
-  return op == Op::TensorScalar || op == Op::TensorTensor || op == Op::Reciprocal || op == Op::BackProp;
-}
-
 // Where a tensor lives, from its address argument in the resolved stream.
 struct Where {
   Space space;
@@ -56,7 +52,7 @@ bool Compatible(const Function& f, std::span<const Instruction> resolved, const 
 }
 
 bool Joinable(const Stmt& first, const Stmt& s) {
-  if (s.dead || !IsRowOp(s.op) || s.channels != first.channels ||
+  if (s.dead || !ChainsThroughMemory(s.op) || s.channels != first.channels ||
       s.tensors.back().pattern.Count() != first.tensors.back().pattern.Count())
     return false;
   for (const TensorRef& t : s.tensors)

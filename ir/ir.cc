@@ -33,6 +33,10 @@ const char* LaneFieldName(LaneField f) {
   return kNames[static_cast<int>(f)];
 }
 
+bool ChainsThroughMemory(Op op) {
+  return op == Op::TensorScalar || op == Op::TensorTensor || op == Op::Reciprocal || op == Op::BackProp;
+}
+
 bool IsContiguousRow(const Pattern& p) {
   int64_t k = 0;
   const int n1 = p.dims > 1 ? p.num[1] : 1, n2 = p.dims > 2 ? p.num[2] : 1, n3 = p.dims > 3 ? p.num[3] : 1;
@@ -183,9 +187,8 @@ absl::Status Verify(const Function& f) {
         return fail(Cat("stmt ", i, ": source ", t, " forwarded from #", v, " which does not write it"));
     }
     if (st.fused_with_previous || st.dead_store || !st.forward.empty()) {
-      const bool rows = st.op == Op::TensorScalar || st.op == Op::TensorTensor || st.op == Op::Reciprocal ||
-                        st.op == Op::BackProp;
-      if (!rows) return fail(Cat("stmt ", i, ": ", OpName(st.op), " cannot be in an element-wise chain"));
+      if (!ChainsThroughMemory(st.op))
+        return fail(Cat("stmt ", i, ": ", OpName(st.op), " cannot be in an element-wise chain"));
     }
     const size_t want = st.op == Op::BackProp ? 5
                         : st.op == Op::GradSums || st.op == Op::TensorScalar || st.op == Op::BitsScalar ? 2

@@ -63,6 +63,9 @@ struct Stmt {
   std::vector<ValueId> forward;
   bool dead_store = false;
 };
+// The element-wise ops that can join a chain through memory (FuseElementwiseChains): the
+// statements whose value is computed per element from fp32 sources.
+bool ChainsThroughMemory(Op op);
 // Whether element k of the pattern is at element offset k (a contiguous row).
 bool IsContiguousRow(const Pattern& p);
 

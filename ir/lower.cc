@@ -81,6 +81,15 @@ class Lowerer {
     return t;
   }
   // Every tensor operand, sources first, the destination last (as OperandsOf lists them).
+  // Pushes a kernel statement over all the instruction's tensors (their argument slots come after
+  // those of the operands `st` already holds). Returns "" (lowered).
+  std::string PushKernel(Stmt st, Op op, const Instruction& inst, const Operands& ops) {
+    st.op = op;
+    st.channels = ops.channels;
+    st.tensors = AllTensors(inst, ops);
+    Push(std::move(st));
+    return "";
+  }
   std::vector<TensorRef> AllTensors(const Instruction& inst, const Operands& ops) {
     std::vector<TensorRef> out;
     for (int i = 0; i < ops.num_tensors; ++i)
@@ -159,33 +168,19 @@ class Lowerer {
       case Opcode::BatchNormStats2:
       case Opcode::TransposeBatchNormStats2: {
         Stmt st;
-        st.op = Op::Stats;
         st.flag = op != Opcode::BatchNormStats;
-        st.channels = n;
         st.operands = {Const(40, n), Const(44, n)};
-        st.tensors = AllTensors(inst, ops);
-        Push(st);
-        return "";
+        return PushKernel(std::move(st), Op::Stats, inst, ops);
       }
-      case Opcode::BatchNormAggregate: {
-        Stmt st;
-        st.op = Op::Aggregate;
-        st.channels = n;
-        st.tensors = AllTensors(inst, ops);
-        Push(st);
-        return "";
-      }
+      case Opcode::BatchNormAggregate:
+        return PushKernel(Stmt{}, Op::Aggregate, inst, ops);
       case Opcode::BatchNormGradAccumulate:
       case Opcode::BatchNormGradAccumulate2: {
         Stmt st;
-        st.op = Op::GradSums;
-        st.channels = n;
         const ValueId mu = PtrRead(inst, "imm0", static_cast<Dtype>(ops.pointers[0].dtype), n);
         const ValueId vf = PtrRead(inst, "imm1", static_cast<Dtype>(ops.pointers[1].dtype), n);
         st.operands = {mu, vf};
-        st.tensors = AllTensors(inst, ops);
-        Push(st);
-        return "";
+        return PushKernel(std::move(st), Op::GradSums, inst, ops);
       }
       case Opcode::BatchNormParamLoad:
       case Opcode::BatchNormParamLoad2: {
@@ -212,13 +207,9 @@ class Lowerer {
       }
       case Opcode::BatchNormBackProp: {
         Stmt st;
-        st.op = Op::BackProp;
-        st.channels = n;
         for (LaneField f : {LaneField::N, LaneField::Mean, LaneField::A, LaneField::B, LaneField::C})
           st.operands.push_back(LaneGet(f, n));
-        st.tensors = AllTensors(inst, ops);
-        Push(st);
-        return "";
+        return PushKernel(std::move(st), Op::BackProp, inst, ops);
       }
       case Opcode::TensorScalarArith:
       case Opcode::TensorScalarPtrArith:
@@ -230,8 +221,6 @@ class Lowerer {
         const bool ptr = op == Opcode::TensorScalarPtrArith || op == Opcode::TensorScalarPtrBitvec;
         auto supported = bits ? JitSupportsBitvecOp : JitSupportsAluOp;
         Stmt st;
-        st.op = bits ? Op::BitsScalar : Op::TensorScalar;
-        st.channels = n;
         st.flag = op == Opcode::TensorScalarArith && s.op0 == static_cast<uint8_t>(AluOp::RSQRT);
         if (!st.flag) {
           if (!supported(s.op0) || !supported(s.op1))
@@ -250,9 +239,7 @@ class Lowerer {
           st.alu1 = s.op1;
           st.reverse = s.reverse_operands;
         }
-        st.tensors = AllTensors(inst, ops);
-        Push(st);
-        return "";
+        return PushKernel(std::move(st), bits ? Op::BitsScalar : Op::TensorScalar, inst, ops);
       }
       case Opcode::TensorTensorBitvec:
       case Opcode::TensorTensorArith: {
@@ -261,43 +248,28 @@ class Lowerer {
         if (!(bits ? JitSupportsBitvecOp(s.op) : JitSupportsAluOp(s.op)))
           return Cat("ALU op ", AluOpName(s.op), " is not compiled yet");
         Stmt st;
-        st.op = bits ? Op::BitsTensor : Op::TensorTensor;
-        st.channels = n;
         st.alu0 = s.op;
-        st.tensors = AllTensors(inst, ops);
-        Push(st);
-        return "";
+        return PushKernel(std::move(st), bits ? Op::BitsTensor : Op::TensorTensor, inst, ops);
       }
       case Opcode::CopyPredicated:
       case Opcode::CastPredicated: {
         Stmt st;
-        st.op = Op::Predicated;
-        st.channels = n;
         st.flag = op == Opcode::CastPredicated;
-        st.tensors = AllTensors(inst, ops);
-        Push(st);
-        return "";
+        return PushKernel(std::move(st), Op::Predicated, inst, ops);
       }
       case Opcode::Memset: {
         Stmt st;
-        st.op = Op::Memset;
-        st.channels = n;
         st.arg = Arg(false, FindField(inst.info().strct, "set_value")->offset);
-        st.tensors = AllTensors(inst, ops);
-        Push(st);
-        return "";
+        return PushKernel(std::move(st), Op::Memset, inst, ops);
       }
       case Opcode::Reciprocal:
       case Opcode::Cast:
       case Opcode::Copy: {
         const auto s = inst.as<S4D4_TR>();
         Stmt st;
-        st.op = op == Opcode::Copy ? Op::Copy : op == Opcode::Cast ? Op::Cast : Op::Reciprocal;
-        st.channels = n;
         st.flag = s.negated != 0;
-        st.tensors = AllTensors(inst, ops);
-        Push(st);
-        return "";
+        const Op kind = op == Opcode::Copy ? Op::Copy : op == Opcode::Cast ? Op::Cast : Op::Reciprocal;
+        return PushKernel(std::move(st), kind, inst, ops);
       }
       case Opcode::LoadParameterRam: {
         Stmt st;

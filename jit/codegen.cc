@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "frontend/strcat.h"
+#include "kernels/alu.h"
 #include "kernels/numerics.h"
 
 #pragma GCC diagnostic push
@@ -101,6 +102,7 @@ class Emitter {
     b_.CreateRetVoid();
     IRBuilder<> eb(entry_);
     eb.CreateBr(body);
+    if (no_transpose_plan_) return absl::InternalError(Cat("no transpose plan for width ", W_));
     return absl::OkStatus();
   }
 
@@ -517,8 +519,7 @@ class Emitter {
     }
   }
   Value* Stage(uint8_t op, Value* entering, Value* scalar, bool reversed) {
-    const bool unary = op == 0x00 || op == 0x19 || op == 0x22 || op == 0x23;
-    if (unary) return Arith(op, entering, F(0.0f));
+    if (alu::IsUnary(op)) return Arith(op, entering, F(0.0f));
     return reversed ? Arith(op, scalar, entering) : Arith(op, entering, scalar);
   }
   Value* Val(ir::ValueId v) { return values_[v]; }
@@ -735,7 +736,7 @@ class Emitter {
     for (int r = 0; r < w; ++r) {
       const int column = regs[r][0] % w;
       for (int l = 0; l < w; ++l)
-        if (regs[r][l] != l * w + column) return {};  // not a transpose: caller falls back
+        if (regs[r][l] != l * w + column) return {};  // not a transpose (Emit reports it)
       p.column_reg[column] = r;
     }
     return p;
@@ -743,8 +744,13 @@ class Emitter {
   std::vector<Value*> Transpose(std::vector<Value*> r) {
     static const TransposePlan plan16 = MakeTransposePlan(16), plan8 = MakeTransposePlan(8),
                                plan4 = MakeTransposePlan(4);
+    // Widths are 16, 8 or 4 (CodegenTarget); the plans are checked by simulation when made, and
+    // the differential tests run all three.
     const TransposePlan& plan = W_ == 16 ? plan16 : W_ == 8 ? plan8 : plan4;
-    if (plan.pairs.empty() || W_ > 16) return TransposeBySwaps(std::move(r));
+    if (plan.column_reg.size() != static_cast<size_t>(W_)) {
+      no_transpose_plan_ = true;  // an internal error: Emit fails rather than emit wrong code
+      return r;
+    }
     for (const TransposePlan::Pair& q : plan.pairs) {
       Value* lo = b_.CreateShuffleVector(r[q.a], r[q.b], q.lo);
       Value* hi = b_.CreateShuffleVector(r[q.a], r[q.b], q.hi);
@@ -754,25 +760,6 @@ class Emitter {
     std::vector<Value*> cols(W_);
     for (int j = 0; j < W_; ++j) cols[j] = r[plan.column_reg[j]];
     return cols;
-  }
-  // The general W×W transpose by block swaps (h = W/2 ... 1), for widths without a plan.
-  std::vector<Value*> TransposeBySwaps(std::vector<Value*> r) {
-    for (int h = W_ / 2; h >= 1; h /= 2) {
-      for (int i = 0; i < W_; ++i) {
-        if (i & h) continue;
-        const int j = i + h;
-        std::vector<int> mi(W_), mj(W_);
-        for (int q = 0; q < W_; ++q) {
-          mi[q] = (q & h) ? W_ + q - h : q;
-          mj[q] = (q & h) ? W_ + q : q + h;
-        }
-        Value* ni = b_.CreateShuffleVector(r[i], r[j], mi);
-        Value* nj = b_.CreateShuffleVector(r[i], r[j], mj);
-        r[i] = ni;
-        r[j] = nj;
-      }
-    }
-    return r;
   }
   // Loads `count` (≤ W) consecutive elements from k0 for lanes part·W ... part·W + W − 1 of the
   // block and transposes them: result[j] (W lanes) holds element k0 + j of each. Inactive lanes
@@ -1040,6 +1027,7 @@ class Emitter {
   void BackProp(const Stmt& s) { Elementwise(s); }
   // An element-wise chain (ir FuseElementwiseChains) in one row loop: each statement's sources
   // are loaded or forwarded from an earlier one's result, as stored (narrowed, then widened).
+  // A single row statement is a chain of one.
   void FusedRows(const std::vector<int>& chain) {
     const Stmt& first = f_.stmts[chain[0]];
     RowLoop(first.tensors.back().pattern.Count(), [&](Value* lane, Value* elem, Value* tail) {
@@ -1068,11 +1056,7 @@ class Emitter {
     bool rows = true;
     for (const ir::TensorRef& t : s.tensors) rows = rows && ContiguousRow(t);
     if (rows) {  // contiguous rows: lane by lane, W elements at a time, no gathers
-      RowLoop(count, [&](Value* lane, Value* elem, Value* tail) {
-        std::vector<Value*> srcs;
-        for (size_t i = 0; i < nsrc; ++i) srcs.push_back(LoadRow(s.tensors[i], lane, elem, tail));
-        StoreRow(dst, lane, elem, ElementValue(s, srcs, lane), tail);
-      });
+      FusedRows({static_cast<int>(&s - f_.stmts.data())});
       return;
     }
     std::vector<std::function<Value*(Value*)>> offs;
@@ -1126,8 +1110,7 @@ class Emitter {
     }
   }
   Value* BitsStage(uint8_t op, Value* entering, Value* scalar, bool reversed) {
-    if (op == static_cast<uint8_t>(AluOp::BYPASS) || op == static_cast<uint8_t>(AluOp::BITWISE_NOT))
-      return Bits(op, entering, entering);  // unary: the other operand is ignored
+    if (alu::IsUnary(op)) return Bits(op, entering, entering);  // the other operand is ignored
     return reversed ? Bits(op, scalar, entering) : Bits(op, entering, scalar);
   }
   // Statements on raw bits, element-wise (Cast, Memset, bitvec): rows when contiguous, else
@@ -1225,6 +1208,7 @@ class Emitter {
   Value *lanes_ = nullptr, *mask_ = nullptr, *cb_ = nullptr;
   int channels_ = 0;
   Value* arg_shift_ = nullptr;  // i64 slot offset of the current repeat copy, if any
+  bool no_transpose_plan_ = false;
   std::vector<Value*> values_;
   GlobalVariable* recip8_ = nullptr;
   std::unordered_map<Constant*, Value*> regs_;  // Reg()
