@@ -36,6 +36,11 @@ uint32_t ActiveBytes(Space s, Generation g) {
   return s == Space::Sbuf ? geo.sbuf_active_bytes : geo.psum_active_bytes;
 }
 
+uint32_t HostPitch(Space s, Generation g) {
+  const uint32_t active = ActiveBytes(s, g);
+  return active == 0 ? 0 : active + 64;
+}
+
 uint32_t PartitionStride(Space s, Generation g) {
   const Geometry& geo = GeometryOf(g);
   return s == Space::Sbuf ? geo.sbuf_partition_stride : geo.psum_partition_stride;

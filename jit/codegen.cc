@@ -199,10 +199,7 @@ class Emitter {
   Value* ArgF32(int slot) {
     return b_.CreateBitCast(b_.CreateTrunc(ArgWord(slot), i32_), f32_);
   }
-  uint32_t Pitch(Space s) const {
-    const Geometry& g = GeometryOf(f_.gen);
-    return s == Space::Sbuf ? g.sbuf_active_bytes : g.psum_active_bytes;
-  }
+  uint32_t Pitch(Space s) const { return HostPitch(s, f_.gen); }
   Type* RawType(Dtype d) {
     switch (DtypeSize(d)) {
       case 1: return i8_;
@@ -774,6 +771,35 @@ class Emitter {
     return cols;
   }
   std::vector<Value*> LoadColumns(const ir::TensorRef& t, Value* k0, int part) { return LoadColumns(t, k0, part, W_); }
+  // Elements of a dtype that one 32-bit transpose element carries: 1, 2 or 4.
+  static int Packing(Dtype d) { return 4 / DtypeSize(d); }
+  // The packing a transposed loop over these (contiguous) tensors uses: their common packing, or
+  // 1 when their dtypes' sizes differ. Such a loop steps W × packing elements per chunk.
+  static int CommonPacking(std::initializer_list<const ir::TensorRef*> ts) {
+    const int p = Packing((*ts.begin())->dtype);
+    for (const ir::TensorRef* t : ts)
+      if (Packing(t->dtype) != p) return 1;
+    return p;
+  }
+  // W · packing consecutive elements from k0 for the lanes of one part, widened: result[j] holds
+  // element k0 + j of each lane. Narrow dtypes are transposed as packed dwords and unpacked
+  // after, so a bf16 column costs half the shuffles of an fp32 one.
+  std::vector<Value*> LoadPackedColumns(const ir::TensorRef& t, Value* k0, int part, int packing) {
+    if (packing == 1) return LoadColumns(t, k0, part);
+    std::vector<Value*> rows;
+    for (int l = part * W_; l < (part + 1) * W_; ++l)
+      rows.push_back(b_.CreateBitCast(b_.CreateAlignedLoad(vi32_, RowPtr(t, ActiveOrFirst(l), k0), Align(DtypeSize(t.dtype))), vf_));
+    const std::vector<Value*> packed = Transpose(rows);
+    auto* raw_type = FixedVectorType::get(RawType(t.dtype), W_);
+    const int bits = 8 * DtypeSize(t.dtype);
+    std::vector<Value*> cols;
+    for (Value* p : packed) {
+      Value* dwords = b_.CreateBitCast(p, vi32_);
+      for (int s = 0; s < packing; ++s)  // little-endian: element k0 + packing·j + s is field s
+        cols.push_back(Widen(t.dtype, b_.CreateTrunc(b_.CreateLShr(dwords, ConstantInt::get(vi32_, s * bits)), raw_type)));
+    }
+    return cols;
+  }
   // Lane l of the block if its channel is active, else lane 0 (i64 scalar).
   Value* ActiveOrFirst(int l) {
     Value* active = b_.CreateICmpULT(b_.CreateAdd(cb_, b_.getInt64(l)), b_.getInt64(channels_));
@@ -870,15 +896,16 @@ class Emitter {
     };
     const int streams = split ? 2 : 1;
     int64_t done = 0;
-    if (ContiguousRow(src) && count >= W_) {
-      done = count - count % W_;
-      Loop(b_.getInt64(count / W_), [&](Value* chunk) {
-        Value* k0 = b_.CreateMul(chunk, b_.getInt64(W_));
+    const int packing = Packing(src.dtype), per_chunk = W_ * packing;
+    if (ContiguousRow(src) && count >= per_chunk) {
+      done = count - count % per_chunk;
+      Loop(b_.getInt64(count / per_chunk), [&](Value* chunk) {
+        Value* k0 = b_.CreateMul(chunk, b_.getInt64(per_chunk));
         ForEachPart([&](int part) {
-          const std::vector<Value*> cols = LoadColumns(src, k0, part);
+          const std::vector<Value*> cols = LoadPackedColumns(src, k0, part, packing);
           Welford w[2];
           for (int t = 0; t < streams; ++t) w[t] = {Part(load(t).mean, part), Part(load(t).m2, part)};
-          for (int j = 0; j < W_; ++j) {
+          for (int j = 0; j < per_chunk; ++j) {
             const int t = split ? j % 2 : 0;
             w[t] = WelfordStep(w[t], cols[j], nth(b_.CreateAdd(k0, b_.getInt64(j))));
           }
@@ -980,16 +1007,18 @@ class Emitter {
     };
     const int64_t count = x.pattern.Count();
     int64_t done = 0;
-    if (ContiguousRow(x) && ContiguousRow(dy) && count >= W_) {
-      done = count - count % W_;
-      Loop(b_.getInt64(count / W_), [&](Value* chunk) {
-        Value* k0 = b_.CreateMul(chunk, b_.getInt64(W_));
+    const int packing = CommonPacking({&x, &dy}), per_chunk = W_ * packing;
+    if (ContiguousRow(x) && ContiguousRow(dy) && count >= per_chunk) {
+      done = count - count % per_chunk;
+      Loop(b_.getInt64(count / per_chunk), [&](Value* chunk) {
+        Value* k0 = b_.CreateMul(chunk, b_.getInt64(per_chunk));
         ForEachPart([&](int part) {
-          const std::vector<Value*> xs = LoadColumns(x, k0, part), dys = LoadColumns(dy, k0, part);
+          const std::vector<Value*> xs = LoadPackedColumns(x, k0, part, packing);
+          const std::vector<Value*> dys = LoadPackedColumns(dy, k0, part, packing);
           const std::array<Value*, 3> all = load();
           std::array<Value*, 3> sums = {Part(all[0], part), Part(all[1], part), Part(all[2], part)};
           Value *mu_p = Part(mu, part), *vf_p = Part(vf, part), *vf2_p = Part(vf2, part);
-          for (int j = 0; j < W_; ++j) sums = step(sums, xs[j], dys[j], mu_p, vf_p, vf2_p);
+          for (int j = 0; j < per_chunk; ++j) sums = step(sums, xs[j], dys[j], mu_p, vf_p, vf2_p);
           store({WithPart(all[0], part, sums[0]), WithPart(all[1], part, sums[1]), WithPart(all[2], part, sums[2])});
         });
       });

@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "code_revision.h"  // generated: DVEJIT_CODE_REVISION
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -64,8 +65,10 @@ namespace {
 // (vcvtneps2bf16) flushes subnormal inputs/outputs, unlike the DVE's conversion.
 constexpr const char* kDeniedFeatures[] = {"avx512bf16", "avxneconvert"};
 
-// Bump when the engine changes what it emits for the same module (part of every cache key).
-constexpr const char* kEngineRevision = "dvejit-jit-1";
+// What emitted the code, part of every cache key: a hash of the sources of the IR, the code
+// generator, the engine and what they read (the host memory layout, the number formats), made
+// at build time (jit/revision.cmake).
+constexpr const char* kEngineRevision = DVEJIT_CODE_REVISION;
 
 // The module being compiled on this thread, for the fatal-error message.
 thread_local const std::string* tls_current_module = nullptr;

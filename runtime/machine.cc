@@ -34,12 +34,12 @@ absl::Status UsageError(std::string_view field, std::string_view value, std::str
 Machine::Machine(Generation gen) {
   state_.gen = gen;
   const Geometry& geo = GeometryOf(gen);
-  state_.sbuf_pitch = geo.sbuf_active_bytes;
-  state_.psum_pitch = geo.psum_active_bytes;
-  sbuf_ = std::make_unique<Region>(static_cast<size_t>(geo.sbuf_active_bytes) * kPartitions);
+  state_.sbuf_pitch = HostPitch(Space::Sbuf, gen);
+  state_.psum_pitch = HostPitch(Space::Psum, gen);
+  sbuf_ = std::make_unique<Region>(static_cast<size_t>(state_.sbuf_pitch) * kPartitions);
   state_.sbuf = sbuf_->data;
   if (geo.psum_active_bytes != 0) {
-    psum_ = std::make_unique<Region>(static_cast<size_t>(geo.psum_active_bytes) * kPartitions);
+    psum_ = std::make_unique<Region>(static_cast<size_t>(state_.psum_pitch) * kPartitions);
     state_.psum = psum_->data;
   }
 }

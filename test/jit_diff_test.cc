@@ -237,16 +237,33 @@ BatchNormParamLoad2 src=sbuf[0]+0x3080[2:2,1:0] element_count=1024 src_dtype=fp3
 BatchNormBackProp in_dtypes=fp32,fp32 out_dtype=fp32 op=bypass n=128 src0=sbuf[0]+0x0[1024:1] src1=sbuf[0]+0x1000[1024:1] dst=sbuf[0]+0x2000[1024:1]
 )";
   // Every channel count around the block sizes (one and two vectors of 16 channels), and tiles
-  // whose length is not a multiple of the vector width (the gathered tail).
-  for (const char* n : {"n=128", "n=1", "n=5", "n=16", "n=17", "n=31", "n=32", "n=33", "n=100"}) {
-    for (const char* tile : {"[512:1]", "[509:1]"}) {
-      const std::string variant = absl::StrReplaceAll(text, {{"n=128", n}, {"[512:1]", tile}});
-      auto prog = Assemble(variant, Generation::Cayman);
-      ASSERT_TRUE(prog.ok()) << prog.status();
-      const Outcome o = RunBoth(*prog, Generation::Cayman, fx, 5);
-      EXPECT_TRUE(o.jit_ran) << n << " " << tile;
-      EXPECT_EQ(o.compiled, static_cast<int>(prog->size())) << n << " " << tile;
-      EXPECT_EQ(o.diff, "") << n << " " << tile;
+  // whose length is not a multiple of the vector width (the gathered tail); fp32 sources, and
+  // 2-byte ones, which the statistics and the gradient sums transpose as packed dwords (two
+  // elements per column), or not when x and dy differ in size.
+  struct Sources {
+    const char* stats;     // Stats2's in_dtype
+    const char* gradient;  // GradAccumulate2's and BackProp's in_dtypes
+    std::vector<const char*> channels;
+  };
+  const std::vector<const char*> all = {"n=128", "n=1", "n=5", "n=16", "n=17", "n=31", "n=32", "n=33", "n=100"};
+  const Sources kSources[] = {{"fp32", "fp32,fp32", all},
+                              {"bf16", "bf16,bf16", {"n=128", "n=17", "n=33"}},
+                              {"fp16", "fp16,fp16", {"n=128", "n=33"}},
+                              {"bf16", "bf16,fp32", {"n=128", "n=33"}}};
+  for (const Sources& src : kSources) {
+    for (const char* n : src.channels) {
+      for (const char* tile : {"[512:1]", "[509:1]"}) {
+        const std::string variant = absl::StrReplaceAll(
+            text, {{"n=128", n}, {"[512:1]", tile}, {"in_dtype=fp32", absl::StrCat("in_dtype=", src.stats)},
+                   {"in_dtypes=fp32,fp32", absl::StrCat("in_dtypes=", src.gradient)}});
+        auto prog = Assemble(variant, Generation::Cayman);
+        ASSERT_TRUE(prog.ok()) << prog.status();
+        const Outcome o = RunBoth(*prog, Generation::Cayman, fx, 5);
+        const std::string where = absl::StrCat(src.stats, " ", src.gradient, " ", n, " ", tile);
+        EXPECT_TRUE(o.jit_ran) << where;
+        EXPECT_EQ(o.compiled, static_cast<int>(prog->size())) << where;
+        EXPECT_EQ(o.diff, "") << where;
+      }
     }
   }
 }
