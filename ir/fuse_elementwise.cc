@@ -1,5 +1,5 @@
 // Element-wise chains through memory: consecutive element-wise statements of a channel-major
-// region over the same rows run in one row loop; a source that an earlier statement of the chain
+// region over the same rows (each sharing a tensor with an earlier one) run in one row loop; a source that an earlier statement of the chain
 // wrote is taken from its result (no load), and a store that a later statement of the chain
 // overwrites is dropped. Decided on the actual addresses of the resolved stream (the printed IR
 // says what was decided, so the compiled-code cache never mixes streams that differ here).
@@ -66,6 +66,16 @@ bool Same(const Function& f, std::span<const Instruction> resolved, const Tensor
   return wa && wb && Relate(a, *wa, b, *wb, channels) == Relation::Same;
 }
 
+// Whether b uses a tensor that a uses too (a forwarded result, a rewritten destination, a source
+// loaded once for both). Statements over unrelated rows gain nothing from one loop: interleaving
+// their rows only multiplies the memory streams the prefetchers must follow.
+bool ShareATensor(const Function& f, std::span<const Instruction> resolved, const Stmt& a, const Stmt& b) {
+  for (const TensorRef& ta : a.tensors)
+    for (const TensorRef& tb : b.tensors)
+      if (Same(f, resolved, ta, tb, a.channels)) return true;
+  return false;
+}
+
 }  // namespace
 
 void FuseElementwiseChains(Function& f, std::span<const Instruction> resolved) {
@@ -80,9 +90,12 @@ void FuseElementwiseChains(Function& f, std::span<const Instruction> resolved) {
         const Stmt& s = f.stmts[j];
         if (s.dead || s.op == Op::Const || s.op == Op::LaneGet) continue;
         if (!Joinable(f.stmts[i], s)) break;
-        bool ok = true;
-        for (int m : chain) ok = ok && Compatible(f, resolved, f.stmts[m], s);
-        if (!ok) break;
+        bool ok = true, related = false;
+        for (int m : chain) {
+          ok = ok && Compatible(f, resolved, f.stmts[m], s);
+          related = related || ShareATensor(f, resolved, f.stmts[m], s);
+        }
+        if (!ok || !related) break;
         chain.push_back(j);
       }
       if (chain.size() < 2) continue;

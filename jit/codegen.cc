@@ -193,7 +193,11 @@ class Emitter {
   Value* ArgWord(int slot) {
     Value* index = b_.getInt64(slot);
     if (arg_shift_ != nullptr) index = b_.CreateAdd(index, arg_shift_);  // inside a repeat
-    return b_.CreateLoad(i64_, b_.CreateGEP(i64_, args_, index));
+    // The argument words never change during a call: marked invariant, their loads leave the
+    // loops (otherwise every store in a row loop might alias them and they reload each chunk).
+    LoadInst* word = b_.CreateLoad(i64_, b_.CreateGEP(i64_, args_, index));
+    word->setMetadata(LLVMContext::MD_invariant_load, MDNode::get(ctx_, {}));
+    return word;
   }
   Value* ArgPtr(int slot) { return b_.CreateIntToPtr(ArgWord(slot), ptr_); }
   Value* ArgF32(int slot) {
@@ -576,11 +580,28 @@ class Emitter {
         if (next_repeat < r.repeats.size() && r.repeats[next_repeat].begin == i) {
           // One loop over the copies; copy `copy` reads its arguments arg_stride · copy further on.
           const ir::Repeat& rp = r.repeats[next_repeat++];
-          Loop(b_.getInt64(rp.count), [&](Value* copy) {
-            arg_shift_ = b_.CreateMul(copy, b_.getInt64(rp.arg_stride));
-            for (int k = rp.begin; k < rp.begin + rp.period;) k = statement(k);
-            arg_shift_ = nullptr;
-          });
+          auto copies = [&] {
+            Loop(b_.getInt64(rp.count), [&](Value* copy) {
+              arg_shift_ = b_.CreateMul(copy, b_.getInt64(rp.arg_stride));
+              for (int k = rp.begin; k < rp.begin + rp.period;) k = statement(k);
+              arg_shift_ = nullptr;
+            });
+          };
+          bool rows_only = true;
+          for (int k = rp.begin; k < rp.begin + rp.period; ++k)
+            rows_only = rows_only && (f_.stmts[k].dead || IsRowStatement(f_.stmts[k]));
+          if (rows_only) {
+            // Lane-major: one lane runs every copy before the next lane does (the region's
+            // channels are independent, and each lane keeps its order). Tiles that continue
+            // one another along a row then stream through memory as one long row.
+            Loop(b_.getInt64(L), [&](Value* lane) {
+              row_lane_ = lane;
+              copies();
+              row_lane_ = nullptr;
+            });
+          } else {
+            copies();
+          }
           i = rp.end();
           continue;
         }
@@ -853,15 +874,27 @@ class Emitter {
   }
   // Element-wise statements on contiguous rows: lane by lane, W elements at a time; per-channel
   // scalars are splatted from their lane.
+  // Inside a lane-major repeat (row_lane_ set) only that lane's row.
   template <typename Body>  // Body(lane, elem, tail_mask) emits one W-element chunk
   void RowLoop(int64_t count, Body body) {
-    Loop(b_.getInt64(n_), [&](Value* lane) {
-      WidthScope row(this, W_);
+    auto row = [&](Value* lane) {
+      WidthScope width(this, W_);
       If(b_.CreateICmpULT(b_.CreateAdd(cb_, lane), b_.getInt64(channels_)), [&] {
         Loop(b_.getInt64(count / W_), [&](Value* chunk) { body(lane, b_.CreateMul(chunk, b_.getInt64(W_)), nullptr); });
         if (count % W_ != 0) body(lane, b_.getInt64(count - count % W_), TailMask(count % W_));
       });
-    });
+    };
+    if (row_lane_ != nullptr) row(row_lane_);
+    else Loop(b_.getInt64(n_), row);
+  }
+  // Element-wise statements over contiguous rows: their code is a RowLoop.
+  static bool IsRowStatement(const Stmt& s) {
+    switch (s.op) {
+      case Op::TensorScalar: case Op::TensorTensor: case Op::Reciprocal: case Op::BackProp:
+      case Op::Cast: case Op::Memset: case Op::BitsScalar: case Op::BitsTensor: case Op::Predicated: break;
+      default: return false;
+    }
+    return std::all_of(s.tensors.begin(), s.tensors.end(), [](const ir::TensorRef& t) { return ContiguousRow(t); });
   }
   Value* LaneScalar(Value* vec, Value* lane) { return Splat(b_.CreateExtractElement(vec, lane)); }
 
@@ -1082,9 +1115,7 @@ class Emitter {
     const ir::TensorRef& dst = s.tensors.back();
     const int64_t count = dst.pattern.Count();
     const size_t nsrc = s.tensors.size() - 1;
-    bool rows = true;
-    for (const ir::TensorRef& t : s.tensors) rows = rows && ContiguousRow(t);
-    if (rows) {  // contiguous rows: lane by lane, W elements at a time, no gathers
+    if (IsRowStatement(s)) {  // contiguous rows: lane by lane, W elements at a time, no gathers
       FusedRows({static_cast<int>(&s - f_.stmts.data())});
       return;
     }
@@ -1170,8 +1201,7 @@ class Emitter {
       }
     };
     const size_t nsrc = s.tensors.size() - 1;
-    bool rows = true;
-    for (const ir::TensorRef& t : s.tensors) rows = rows && ContiguousRow(t);
+    const bool rows = IsRowStatement(s);
     // Predicated: only where the predicate's raw bits are nonzero (the others keep their bytes).
     auto predicate = [&](const std::vector<Value*>& srcs) -> Value* {
       if (s.op != Op::Predicated) return nullptr;
@@ -1236,7 +1266,8 @@ class Emitter {
   Value *args_ = nullptr, *state_ = nullptr, *rt_ = nullptr, *ctxp_ = nullptr;
   Value *lanes_ = nullptr, *mask_ = nullptr, *cb_ = nullptr;
   int channels_ = 0;
-  Value* arg_shift_ = nullptr;  // i64 slot offset of the current repeat copy, if any
+  Value* arg_shift_ = nullptr;
+  Value* row_lane_ = nullptr;  // the lane of a lane-major repeat (RowLoop)  // i64 slot offset of the current repeat copy, if any
   bool no_transpose_plan_ = false;
   std::vector<Value*> values_;
   GlobalVariable* recip8_ = nullptr;

@@ -415,6 +415,38 @@ TEST(JitDifferential, ConversionsEveryPattern) {
   }
 }
 
+// Tiles of one element-wise op become a repeat (ir RerollRepeats) that runs lane-major: each
+// lane runs every tile before the next lane. Adjacent tiles, tiles that read the previous tile's
+// result, and tiles that overlap their predecessor shifted by one element, against the
+// interpreter, for channel counts around the block sizes.
+TEST(JitDifferential, RowRepeatsRunLaneMajor) {
+  const Fixture fx(5);
+  for (const char* n : {"n=128", "n=1", "n=17", "n=33"}) {
+    for (const uint32_t shift : {0u, 0x800u, 0x7FCu}) {  // a separate tile, the previous one, shifted
+      std::string text;
+      for (uint32_t t = 0; t < 6; ++t) {
+        const uint32_t dst = 0x4000 + t * 0x800;
+        const uint32_t src1 = shift == 0 ? 0x1000 + t * 0x800 : dst - shift;
+        text += absl::StrCat("TensorTensorArith in_dtypes=fp32,fp32 out_dtype=fp32 op=add ", n,
+                             " src0=sbuf[0]+0x", absl::Hex(t * 0x800), "[512:1] src1=sbuf[0]+0x",
+                             absl::Hex(src1), "[512:1] dst=sbuf[0]+0x", absl::Hex(dst), "[512:1]\n");
+      }
+      auto prog = Assemble(text, Generation::Cayman);
+      ASSERT_TRUE(prog.ok()) << prog.status();
+      const auto f = ir::BuildIR(*prog, Generation::Cayman);
+      ASSERT_TRUE(f.ok()) << f.status();
+      size_t repeats = 0;
+      for (const ir::Region& r : f->regions) repeats += r.repeats.size();
+      if (shift == 0) {
+        EXPECT_EQ(repeats, 1u) << ir::Print(*f);
+      }
+      const Outcome o = RunBoth(*prog, Generation::Cayman, fx, 9);
+      EXPECT_TRUE(o.jit_ran) << n << " " << shift;
+      EXPECT_EQ(o.diff, "") << n << " " << shift << "\n" << text;
+    }
+  }
+}
+
 // Element-wise chains through memory (ir FuseElementwiseChains): random chains of element-wise
 // instructions over a few buffers whose addresses coincide, are disjoint, or overlap shifted by
 // one element, in fp32, bf16 and fp16, on several channel counts, against the interpreter.
@@ -435,24 +467,33 @@ TEST(JitDifferential, ElementwiseChainsMatch) {
     auto dtype = [&] { return kDtypes[rng() % 3]; };
     std::string text;
     const int length = 2 + static_cast<int>(rng() % 4);
+    std::string prev_dst, prev_dtype;
     for (int i = 0; i < length; ++i) {
-      const std::string src0 = absl::StrCat("sbuf[0]+0x", absl::Hex(buffer()), "[", count, ":1]");
+      std::string src0 = absl::StrCat("sbuf[0]+0x", absl::Hex(buffer()), "[", count, ":1]");
       const std::string src1 = absl::StrCat("sbuf[0]+0x", absl::Hex(buffer()), "[", count, ":1]");
       const std::string dst = absl::StrCat("sbuf[0]+0x", absl::Hex(buffer()), "[", count, ":1]");
+      std::string in0 = dtype();
+      const std::string out = dtype();
+      if (!prev_dst.empty() && rng() % 2 == 0) {  // half of them read the previous result
+        src0 = prev_dst;
+        in0 = prev_dtype;
+      }
       switch (rng() % 3) {
         case 0:
-          text += absl::StrCat("TensorScalarArith src=", src0, " in_dtype=", dtype(), " out_dtype=", dtype(), " n=", n,
+          text += absl::StrCat("TensorScalarArith src=", src0, " in_dtype=", in0, " out_dtype=", out, " n=", n,
                                " op0=", kTsOps[rng() % 4], " op1=bypass imm0=", 0.5 + static_cast<int>(rng() % 4),
                                " dst=", dst, "\n");
           break;
         case 1:
-          text += absl::StrCat("TensorTensorArith in_dtypes=", dtype(), ",", dtype(), " out_dtype=", dtype(),
+          text += absl::StrCat("TensorTensorArith in_dtypes=", in0, ",", dtype(), " out_dtype=", out,
                                " op=", kTtOps[rng() % 4], " n=", n, " src0=", src0, " src1=", src1, " dst=", dst, "\n");
           break;
         default:
-          text += absl::StrCat("Reciprocal src=", src0, " in_dtype=", dtype(), " out_dtype=", dtype(), " n=", n,
+          text += absl::StrCat("Reciprocal src=", src0, " in_dtype=", in0, " out_dtype=", out, " n=", n,
                                " dst=", dst, "\n");
       }
+      prev_dst = dst;
+      prev_dtype = out;
     }
     auto prog = Assemble(text, Generation::Cayman);
     ASSERT_TRUE(prog.ok()) << prog.status() << "\n" << text;
