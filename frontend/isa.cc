@@ -198,6 +198,18 @@ bool AluOpHas(uint8_t code, Generation g, uint32_t flag) {
   return AluOpExists(code, g) && (LookupAluOp(code)->flags & flag) != 0;
 }
 
+bool RunsInIntegerBand(uint8_t code, Generation g, Dtype src0, Dtype src1) {
+  return AluOpHas(code, g, INT) ||
+         (code == static_cast<uint8_t>(AluOp::MOD) && (IsIntDtype(src0) || IsIntDtype(src1)));
+}
+
+bool IntegerOpSigned(uint8_t code, Dtype src0) {
+  const AluOpInfo* info = LookupAluOp(code);
+  const uint32_t f = info != nullptr ? info->flags : 0;
+  if ((f & SGN) && (f & UNS)) return IsSignedIntDtype(src0);
+  return (f & SGN) != 0;
+}
+
 std::string_view DebugCmdName(uint8_t v) { return NameIn(kDebugCmds, v); }
 std::string_view WaitModeName(uint8_t v) { return NameIn(kWaitModes, v & 0x7F); }
 std::string_view UpdateModeName(uint8_t v) { return NameIn(kUpdateModes, v & 0x7F); }

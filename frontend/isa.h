@@ -110,6 +110,11 @@ bool AluOpExists(uint8_t code, Generation g);
 // An op class predicate of encoding.md §6 on generation g (flags from AluFlag; includes the
 // generation rule: ops not existing on g are in no class).
 bool AluOpHas(uint8_t code, Generation g, uint32_t flag);
+// Whether TensorTensorArith's op runs in the integer band (semantics.md §4.3): an integer op, or
+// MOD with an integer source.
+bool RunsInIntegerBand(uint8_t code, Generation g, Dtype src0, Dtype src1);
+// The signedness an integer-band op runs with, given src0's dtype.
+bool IntegerOpSigned(uint8_t code, Dtype src0);
 
 // ---- small enums (encoding.md §1, §4) ----
 enum class ImmSrc : uint8_t { Instruction = 0, Pointer = 1, RegPointer = 2 };

@@ -75,7 +75,7 @@ bool InPlaceSafe(const TensorOperand& src, const TensorOperand& dst) {
 bool IsElementwise(Op op) {
   return op == Op::BackProp || op == Op::TensorScalar || op == Op::TensorTensor ||
          op == Op::Reciprocal || op == Op::Copy || op == Op::Cast || op == Op::Memset ||
-         op == Op::BitsScalar || op == Op::BitsTensor || op == Op::Predicated;
+         op == Op::BitsScalar || op == Op::BitsTensor || op == Op::IntTensor || op == Op::Predicated;
 }
 
 // Why the instruction cannot run as compiled statements ("" when it can).

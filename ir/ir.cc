@@ -137,6 +137,7 @@ std::string Print(const Function& f) {
         s += Cat(" ", AluOpName(st.alu0), ",", AluOpName(st.alu1), " rev=", st.reverse);
         break;
       case Op::BitsTensor: s += Cat(" ", AluOpName(st.alu0)); break;
+      case Op::IntTensor: s += Cat(" ", AluOpName(st.alu0), st.flag ? " signed" : " unsigned"); break;
       case Op::ElemRead: s += Cat(" ", TensorText(st.tensors[0]), " #", st.element); break;
       case Op::LaneGet:
       case Op::LaneSet: s += Cat(" ", LaneFieldName(st.field)); break;

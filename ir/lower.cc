@@ -14,7 +14,7 @@ bool JitSupportsAluOp(uint8_t op) {
     case AluOp::LOGICAL_XOR: case AluOp::IS_EQ: case AluOp::IS_GT: case AluOp::IS_GE:
     case AluOp::IS_LE: case AluOp::IS_LT: case AluOp::IS_NE: case AluOp::ABSOLUTE_DIFF:
     case AluOp::ABSOLUTE_VALUE: case AluOp::ABS_MAX: case AluOp::ABS_MIN: case AluOp::RE_LU:
-    case AluOp::SQUARE: case AluOp::SYMMETRIC_CLAMP:
+    case AluOp::SQUARE: case AluOp::SYMMETRIC_CLAMP: case AluOp::POW: case AluOp::MOD:
       return true;
     default:
       return false;
@@ -245,10 +245,15 @@ class Lowerer {
       case Opcode::TensorTensorArith: {
         const auto s = inst.as<S3S3D3_TT>();
         const bool bits = op == Opcode::TensorTensorBitvec;
-        if (!(bits ? JitSupportsBitvecOp(s.op) : JitSupportsAluOp(s.op)))
-          return Cat("ALU op ", AluOpName(s.op), " is not compiled yet");
         Stmt st;
         st.alu0 = s.op;
+        const Dtype src0 = static_cast<Dtype>(ops.tensors[0].dtype), src1 = static_cast<Dtype>(ops.tensors[1].dtype);
+        if (!bits && RunsInIntegerBand(s.op, f_.gen, src0, src1)) {
+          st.flag = IntegerOpSigned(s.op, src0);
+          return PushKernel(std::move(st), Op::IntTensor, inst, ops);
+        }
+        if (!(bits ? JitSupportsBitvecOp(s.op) : JitSupportsAluOp(s.op)))
+          return Cat("ALU op ", AluOpName(s.op), " is not compiled yet");
         return PushKernel(std::move(st), bits ? Op::BitsTensor : Op::TensorTensor, inst, ops);
       }
       case Opcode::CopyPredicated:

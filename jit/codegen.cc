@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <functional>
 #include <limits>
@@ -27,6 +28,8 @@ namespace dvejit::jit {
 const RtTable& DefaultRtTable(void (*interp)(void*, int32_t)) {
   static thread_local RtTable table;
   table.interp = interp;
+  table.pow = num::PowF;
+  table.fmod = [](float a, float b) { return std::fmod(a, b); };
   return table;
 }
 
@@ -41,6 +44,7 @@ using ir::Stmt;
 constexpr uint64_t kPramOffset = offsetof(MachineState, pram);
 constexpr uint64_t kLanesOffset = offsetof(MachineState, lanes);
 constexpr uint64_t kLaneSize = sizeof(LaneState);
+constexpr uint64_t kSaturateOffset = offsetof(MachineState, saturate);
 uint64_t LaneFieldOffset(ir::LaneField f) {
   switch (f) {
     case ir::LaneField::N: return offsetof(LaneState, bn_n);
@@ -357,6 +361,16 @@ class Emitter {
   Value* RtFn(int index) {
     return b_.CreateLoad(ptr_, b_.CreateGEP(ptr_, rt_, b_.getInt64(index)));
   }
+  // A float(float, float) routine of the RtTable (at byte `offset`) applied lane by lane.
+  Value* LaneWiseCall(size_t offset, Value* a, Value* b) {
+    auto* ft = FunctionType::get(f32_, {f32_, f32_}, false);
+    Value* fn = b_.CreateLoad(ptr_, b_.CreateGEP(i8_, rt_, b_.getInt64(static_cast<int64_t>(offset))));
+    Value* out = PoisonValue::get(a->getType());
+    for (int l = 0; l < Lanes(a); ++l)
+      out = b_.CreateInsertElement(
+          out, b_.CreateCall(ft, fn, {b_.CreateExtractElement(a, l), b_.CreateExtractElement(b, l)}), l);
+    return out;
+  }
   // nrecip (numerics NRecip) inline, lane-wise: the seed from RECIP8 by integer operations, two
   // Newton steps with fma; outside the Newton range the IEEE quotient 1/d.
   Value* NRecip(Value* d) {
@@ -516,6 +530,8 @@ class Emitter {
       case AluOp::SQUARE: return Canon(b_.CreateFMul(a, a));
       case AluOp::SYMMETRIC_CLAMP:
         return Canon(Call(Intrinsic::copysign, {MaxNum(Fabs(a), Fabs(b)), a}));
+      case AluOp::POW: return Canon(LaneWiseCall(offsetof(RtTable, pow), a, b));
+      case AluOp::MOD: return Canon(LaneWiseCall(offsetof(RtTable, fmod), a, b));
       default: return CanonicalNaN();  // not lowered (ir::JitSupportsAluOp)
     }
   }
@@ -655,6 +671,7 @@ class Emitter {
       case Op::Memset:
       case Op::BitsScalar:
       case Op::BitsTensor:
+      case Op::IntTensor:
       case Op::Predicated: RawElementwise(s); return nullptr;
       default: return nullptr;
     }
@@ -891,7 +908,8 @@ class Emitter {
   static bool IsRowStatement(const Stmt& s) {
     switch (s.op) {
       case Op::TensorScalar: case Op::TensorTensor: case Op::Reciprocal: case Op::BackProp:
-      case Op::Cast: case Op::Memset: case Op::BitsScalar: case Op::BitsTensor: case Op::Predicated: break;
+      case Op::Cast: case Op::Memset: case Op::BitsScalar: case Op::BitsTensor: case Op::IntTensor:
+      case Op::Predicated: break;
       default: return false;
     }
     return std::all_of(s.tensors.begin(), s.tensors.end(), [](const ir::TensorRef& t) { return ContiguousRow(t); });
@@ -1154,6 +1172,89 @@ class Emitter {
     if (DtypeSize(d) == 4) return raw;
     return IsSignedIntDtype(d) ? b_.CreateSExt(raw, vi32) : b_.CreateZExt(raw, vi32);
   }
+  // kernels/alu.cc IntegerOp then numerics StoreFromInt, lane-wise: the raw sources extended to
+  // 32 bits, then exactly to 64 with the op's signedness; the result reduced to 32 bits (wrapped,
+  // or clamped under the machine's `saturate` table set, read at run time), then saturated into
+  // the destination dtype. Returns the destination's raw elements.
+  Value* IntegerBand(const Stmt& s, Value* a_raw, Value* b_raw) {
+    const int n = Lanes(a_raw);
+    auto* v64 = FixedVectorType::get(i64_, n);
+    auto* v32 = FixedVectorType::get(i32_, n);
+    const bool sgn = s.flag;
+    auto wide = [&](Dtype d, Value* raw) {
+      Value* x = Extend32(d, raw);
+      return sgn ? b_.CreateSExt(x, v64) : b_.CreateZExt(x, v64);
+    };
+    Value* a = wide(s.tensors[0].dtype, a_raw);
+    Value* b = wide(s.tensors[1].dtype, b_raw);
+    auto k = [&](int64_t c) { return ConstantInt::get(v64, static_cast<uint64_t>(c)); };
+    auto clamp = [&](Value* v, int64_t lo, int64_t hi) {
+      v = b_.CreateSelect(b_.CreateICmpSLT(v, k(lo)), k(lo), v);
+      return b_.CreateSelect(b_.CreateICmpSGT(v, k(hi)), k(hi), v);
+    };
+    const int64_t lo32 = sgn ? std::numeric_limits<int32_t>::min() : 0;
+    const int64_t hi32 = sgn ? std::numeric_limits<int32_t>::max() : std::numeric_limits<uint32_t>::max();
+    auto wrap = [&](Value* v) {
+      Value* t = b_.CreateTrunc(v, v32);
+      return sgn ? b_.CreateSExt(t, v64) : b_.CreateZExt(t, v64);
+    };
+    Value* saturate = b_.CreateVectorSplat(
+        n, b_.CreateICmpNE(b_.CreateLoad(i8_, b_.CreateGEP(i8_, state_, b_.getInt64(kSaturateOffset))), b_.getInt8(0)));
+    auto to32 = [&](Value* v) { return b_.CreateSelect(saturate, clamp(v, lo32, hi32), wrap(v)); };
+    auto abs = [&](Value* v) { return Call(Intrinsic::abs, {v, b_.getFalse()}); };
+    auto flag = [&](Value* c) { return b_.CreateZExt(c, v64); };
+    auto divisor_zero = [&] { return b_.CreateICmpEQ(b, k(0)); };
+    auto safe_divisor = [&] { return b_.CreateSelect(divisor_zero(), k(1), b); };
+    Value* r;
+    switch (static_cast<AluOp>(s.alu0)) {
+      case AluOp::ADD_INT: r = to32(b_.CreateAdd(a, b)); break;
+      case AluOp::SUBTRACT_INT: r = to32(b_.CreateSub(a, b)); break;
+      case AluOp::MULT_INT:
+      case AluOp::MULT_UINT: {
+        // Signed products fit in 63 bits; unsigned ones in 64 (compared unsigned).
+        Value* p = b_.CreateMul(a, b);
+        Value* clamped = sgn ? clamp(p, lo32, hi32) : b_.CreateSelect(b_.CreateICmpUGT(p, k(hi32)), k(hi32), p);
+        r = b_.CreateSelect(saturate, clamped, wrap(p));
+        break;
+      }
+      case AluOp::DIVIDE_INT:
+      case AluOp::DIVIDE_UINT: {  // by zero → 0; INT_MIN / −1 → INT_MIN
+        Value* q = b_.CreateSDiv(a, safe_divisor());
+        if (sgn) q = b_.CreateSelect(b_.CreateAnd(b_.CreateICmpEQ(a, k(lo32)), b_.CreateICmpEQ(b, k(-1))), k(lo32), q);
+        r = b_.CreateSelect(divisor_zero(), k(0), q);
+        break;
+      }
+      case AluOp::MOD:
+      case AluOp::MOD_INT:
+      case AluOp::MOD_UINT:  // by zero → 0 (INT_MIN % −1 is 0 in 64 bits)
+        r = b_.CreateSelect(divisor_zero(), k(0), b_.CreateSRem(a, safe_divisor()));
+        break;
+      case AluOp::IS_EQUAL_INT: r = flag(b_.CreateICmpEQ(a, b)); break;
+      case AluOp::IS_NE_INT: r = flag(b_.CreateICmpNE(a, b)); break;
+      case AluOp::ABS_MAX_INT: r = wrap(Call(Intrinsic::smax, {abs(a), abs(b)})); break;
+      case AluOp::ABS_MIN_INT: r = wrap(Call(Intrinsic::smin, {abs(a), abs(b)})); break;
+      case AluOp::ABS_DIFF_INT: r = wrap(abs(b_.CreateSub(a, b))); break;
+      case AluOp::ABS_VALUE_INT: r = wrap(abs(a)); break;
+      case AluOp::MAX_INT:
+      case AluOp::MAX_UINT: r = Call(Intrinsic::smax, {a, b}); break;  // exact 64-bit values
+      case AluOp::MIN_INT:
+      case AluOp::MIN_UINT: r = Call(Intrinsic::smin, {a, b}); break;
+      case AluOp::IS_GT_INT:
+      case AluOp::IS_GT_UINT: r = flag(b_.CreateICmpSGT(a, b)); break;
+      case AluOp::IS_GE_INT:
+      case AluOp::IS_GE_UINT: r = flag(b_.CreateICmpSGE(a, b)); break;
+      case AluOp::IS_LE_INT:
+      case AluOp::IS_LE_UINT: r = flag(b_.CreateICmpSLE(a, b)); break;
+      case AluOp::IS_LT_INT:
+      case AluOp::IS_LT_UINT: r = flag(b_.CreateICmpSLT(a, b)); break;
+      default: r = k(0); break;  // AMAX/AMIN: accepted by no DVE op (validation rejects them)
+    }
+    const Dtype dst = s.tensors.back().dtype;
+    const int bits = 8 * DtypeSize(dst);
+    const int64_t lo = IsSignedIntDtype(dst) ? -(int64_t{1} << (bits - 1)) : 0;
+    const int64_t hi = IsSignedIntDtype(dst) ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
+    return b_.CreateTrunc(clamp(r, lo, hi), FixedVectorType::get(RawType(dst), n));
+  }
   // kernels/alu.h Bitvec, lane-wise on i32 vectors (shift amounts modulo 32).
   Value* Bits(uint8_t op, Value* a, Value* b) {
     auto* vt = cast<FixedVectorType>(a->getType());
@@ -1194,6 +1295,7 @@ class Emitter {
         case Op::BitsTensor:
           return b_.CreateTrunc(Bits(s.alu0, Extend32(s.tensors[0].dtype, srcs[0]), Extend32(s.tensors[1].dtype, srcs[1])),
                                 raw_dst);
+        case Op::IntTensor: return IntegerBand(s, srcs[0], srcs[1]);
         default: {  // BitsScalar
           Value* v = BitsStage(s.alu0, Extend32(s.tensors[0].dtype, srcs[0]), scalar(0), s.reverse & 1);
           return b_.CreateTrunc(BitsStage(s.alu1, v, scalar(1), (s.reverse & 2) != 0), raw_dst);

@@ -17,10 +17,14 @@ class Module;
 namespace dvejit::jit {
 
 // Runtime services compiled code calls through a table passed as an argument (no symbol
-// resolution needed): the interpreter, for statements the JIT does not compile. The Newton
-// paths (nrecip, ndiv, nrsqrt) are emitted inline, checked bit for bit against kernels/numerics.h.
+// resolution needed): the interpreter, for statements the JIT does not compile, and the scalar
+// routines every tier shares (POW is one runtime routine by definition; MOD is fmodf). The
+// Newton paths (nrecip, ndiv, nrsqrt) are emitted inline, checked bit for bit against
+// kernels/numerics.h.
 struct RtTable {
   void (*interp)(void* ctx, int32_t instruction);
+  float (*pow)(float a, float b);
+  float (*fmod)(float a, float b);
 };
 const RtTable& DefaultRtTable(void (*interp)(void*, int32_t));
 

@@ -74,11 +74,4 @@ inline uint32_t Bitvec(uint8_t op, uint32_t a, uint32_t b) {
 // wrapped modulo 2^32 (or clamped to 32 bits under the saturate table set).
 int64_t IntegerOp(uint8_t op, bool is_signed, uint32_t a, uint32_t b, bool saturate);
 
-// The signedness an integer-band op runs with, given src0's dtype.
-inline bool IntegerOpSigned(uint8_t op, Dtype src0) {
-  const uint32_t f = LookupAluOp(op)->flags;
-  if ((f & SGN) && (f & UNS)) return IsSignedIntDtype(src0);
-  return (f & SGN) != 0;
-}
-
 }  // namespace dvejit::alu

@@ -199,12 +199,10 @@ void TensorTensor(const Instruction& inst, MachineState& m) {
   const TensorRef& dst = bound[2];
   const int64_t count = a.count;
   const bool bitvec = inst.opcode() == Opcode::TensorTensorBitvec;
-  const bool integer = !bitvec && (AluOpHas(s.op, m.gen, INT) ||
-                                   (s.op == static_cast<uint8_t>(AluOp::MOD) &&
-                                    (IsIntDtype(a.dtype) || IsIntDtype(bb.dtype))));
+  const bool integer = !bitvec && RunsInIntegerBand(s.op, m.gen, a.dtype, bb.dtype);
   if (bitvec || integer) {
     std::vector<uint32_t> x(count), y(count);
-    const bool is_signed = integer && alu::IntegerOpSigned(s.op, a.dtype);
+    const bool is_signed = integer && IntegerOpSigned(s.op, a.dtype);
     for (int c = 0; c < channels; ++c) {
       a.GatherRaw(c, x.data());
       bb.GatherRaw(c, y.data());

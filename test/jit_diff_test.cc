@@ -415,6 +415,59 @@ TEST(JitDifferential, ConversionsEveryPattern) {
   }
 }
 
+// The integer band (semantics.md §4.3) compiled: every TensorTensorArith integer op (and MOD on
+// integers) in each signedness it accepts, over random 8/16/32-bit sources led by the edge values
+// (INT_MIN, −1, 0, the width limits), with and without the `saturate` table set; and the scalar
+// runtime routines POW and MOD (fmodf) on fp32 edge values.
+TEST(JitDifferential, IntegerBandPowAndModMatch) {
+  std::mt19937_64 rng(21);
+  const uint32_t kEdges[] = {0, 1, 2, 3, 7, 0xFFFFFFFFu, 0xFFFFFFFEu, 0x80000000u, 0x7FFFFFFFu, 0xFF, 0x80, 0x7F,
+                             0xFFFF, 0x8000, 0x7FFF, 0x10000};
+  std::vector<uint8_t> image(size_t{kPartitions} * 0x3000);
+  for (size_t i = 0; i < image.size(); i += 4) {
+    const size_t k = (i % 0x1000) / 4;  // element k of a 4-byte row
+    const uint32_t v = k < std::size(kEdges) ? kEdges[k] : k < 2 * std::size(kEdges)
+                                                               ? kEdges[rng() % std::size(kEdges)]
+                                                               : static_cast<uint32_t>(rng());
+    std::memcpy(&image[i], &v, 4);
+  }
+  const char* kSigned[] = {"int8", "int16", "int32"};
+  const char* kUnsigned[] = {"uint8", "uint16", "uint32"};
+  int programs = 0;
+  for (int code = 0; code < 256; ++code) {
+    const AluOpInfo* info = LookupAluOp(static_cast<uint8_t>(code));
+    if (info == nullptr || !AluOpExists(static_cast<uint8_t>(code), Generation::Cayman) || !(info->flags & VINT)) continue;
+    for (const bool is_signed : {true, false}) {
+      if (!(info->flags & (is_signed ? SGN : UNS))) continue;
+      const auto& names = is_signed ? kSigned : kUnsigned;
+      for (int trial = 0; trial < 3; ++trial) {
+        for (const bool saturate : {false, true}) {
+          const std::string text = absl::StrCat(
+              "TensorTensorArith in_dtypes=", names[rng() % 3], ",", names[rng() % 3], " out_dtype=", names[rng() % 3],
+              " op=", std::string(info->asmname), " n=33 src0=sbuf[0]+0x0[100:1] src1=sbuf[0]+0x1000[100:1] dst=sbuf[0]+0x2000[100:1]\n");
+          Machine interp(Generation::Cayman), jit(Generation::Cayman);
+          for (Machine* m : {&interp, &jit}) {
+            ASSERT_TRUE(m->Write(Space::Sbuf, 0, kPartitions, 0, image, 0x3000).ok());
+            m->state().saturate = saturate;
+          }
+          ExpectSameOnMachines(interp, jit, text, 1);
+          ++programs;
+        }
+      }
+    }
+  }
+  EXPECT_GT(programs, 100);
+  // POW and MOD (fmodf) through the runtime routines, on every exponent's edge values against
+  // a rotation of themselves.
+  const std::vector<uint32_t> bits = EdgeBits();
+  for (const char* op : {"pow", "mod"}) {
+    ExpectSameOnEdgeValues(bits,
+                           absl::StrCat("TensorTensorArith in_dtypes=fp32,fp32 out_dtype=fp32 op=", op,
+                                        " n=1 src0=sbuf[0]+0x0[4096:1] src1=sbuf[0]+0x10[4096:1] dst=sbuf[0]+0x8000[4096:1]\n"),
+                           1);
+  }
+}
+
 // Tiles of one element-wise op become a repeat (ir RerollRepeats) that runs lane-major: each
 // lane runs every tile before the next lane. Adjacent tiles, tiles that read the previous tile's
 // result, and tiles that overlap their predecessor shifted by one element, against the
