@@ -388,7 +388,25 @@ class Emitter {
       Value* e = Fma(b_.CreateFNeg(d), x, F(1.0f));
       x = Fma(x, e, x);
     }
-    return b_.CreateSelect(in_range, x, Canon(b_.CreateFDiv(F(1.0f), d)));
+    return UnlessAllFast(in_range, x, [&] { return Canon(b_.CreateFDiv(F(1.0f), d)); });
+  }
+  // `fast` in the lanes where use_fast holds, slow() in the others. slow() (an IEEE division or
+  // square root: a long-latency, low-throughput instruction that the Newton paths exist to avoid)
+  // runs in a branch taken only when some lane needs it; for data inside the Newton range, never.
+  Value* UnlessAllFast(Value* use_fast, Value* fast, const std::function<Value*()>& slow) {
+    BasicBlock* from = b_.GetInsertBlock();
+    BasicBlock* slow_bb = BasicBlock::Create(ctx_, "slow", fn_);
+    BasicBlock* done = BasicBlock::Create(ctx_, "slow.done", fn_);
+    b_.CreateCondBr(b_.CreateAndReduce(use_fast), done, slow_bb);
+    b_.SetInsertPoint(slow_bb);
+    Value* mixed = b_.CreateSelect(use_fast, fast, slow());
+    BasicBlock* slow_end = b_.GetInsertBlock();
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+    PHINode* merged = b_.CreatePHI(fast->getType(), 2);
+    merged->addIncoming(fast, from);
+    merged->addIncoming(mixed, slow_end);
+    return merged;
   }
   // table[idx] for a 128-entry byte table and idx lanes (i32 in [0, 128)): one vpermi2b per 16
   // lanes with AVX512-VBMI (a gather costs about a cycle per lane), else a gather.
@@ -461,7 +479,8 @@ class Emitter {
     Value* overflow = b_.CreateFCmpUGE(Fabs(q0), F(std::numeric_limits<float>::infinity()));  // !isfinite
     Value* r = Fma(b_.CreateFNeg(b), q0, a);
     Value* newton = b_.CreateSelect(overflow, q0, Canon(Fma(r, x, q0)));
-    return b_.CreateSelect(pram_path, by_pram, b_.CreateSelect(ieee_path, Canon(b_.CreateFDiv(a, b)), newton));
+    return UnlessAllFast(b_.CreateOr(pram_path, b_.CreateNot(ieee_path)), b_.CreateSelect(pram_path, by_pram, newton),
+                         [&] { return Canon(b_.CreateFDiv(a, b)); });
   }
   // nrsqrt (numerics NRsqrt) lane-wise: the seed from RSQ_EVEN/RSQ_ODD by integer operations, two
   // Newton steps; the special values and the outside of the Newton range as the interpreter.
@@ -483,8 +502,9 @@ class Emitter {
       Value* g = Fma(b_.CreateFNeg(h), b_.CreateFMul(y, y), F(0.5f));
       y = Fma(y, g, y);
     }
-    Value* outside = b_.CreateFDiv(F(1.0f), Call(Intrinsic::sqrt, {a}));  // two roundings
-    Value* r = b_.CreateSelect(InNewtonRange(bits), y, outside);
+    Value* r = UnlessAllFast(InNewtonRange(bits), y, [&] {
+      return b_.CreateFDiv(F(1.0f), Call(Intrinsic::sqrt, {a}));  // two roundings
+    });
     r = b_.CreateSelect(b_.CreateICmpEQ(bits, k(0x7F800000u)), F(0.0f), r);
     Value* signed_inf = b_.CreateBitCast(b_.CreateOr(b_.CreateAnd(bits, k(0x80000000u)), k(0x7F800000u)), vf_);
     r = b_.CreateSelect(b_.CreateFCmpOEQ(a, F(0.0f)), signed_inf, r);
