@@ -321,7 +321,8 @@ class Emitter {
         Value* lsb = b_.CreateAnd(b_.CreateLShr(bits, ConstantInt::get(vi32, 16)), ConstantInt::get(vi32, 1));
         Value* r = b_.CreateLShr(b_.CreateAdd(b_.CreateAdd(bits, ConstantInt::get(vi32, 0x7FFF)), lsb),
                                  ConstantInt::get(vi32, 16));
-        return b_.CreateSelect(nan, Reg(ConstantInt::get(raw, num::kBf16CanonicalNaN)), b_.CreateTrunc(r, raw));
+        // Selected in 32 bits, then truncated: a paired store packs the dwords in-lane.
+        return b_.CreateTrunc(b_.CreateSelect(nan, Reg(ConstantInt::get(vi32, num::kBf16CanonicalNaN)), r), raw);
       }
       case Dtype::FP16: return b_.CreateTrunc(NarrowFormat(num::detail::kF16, bits), raw);
       case Dtype::FP8_EXP3: return b_.CreateTrunc(NarrowFormat(num::detail::kE3M4, bits), raw);
@@ -911,13 +912,20 @@ class Emitter {
   }
   // Element-wise statements on contiguous rows: lane by lane, W elements at a time; per-channel
   // scalars are splatted from their lane.
-  // Inside a lane-major repeat (row_lane_ set) only that lane's row.
+  // Inside a lane-major repeat (row_lane_ set) only that lane's row. With `paired`, chunks of
+  // 2W elements go to paired(lane, elem) first (FusedRows' 2-byte rows).
   template <typename Body>  // Body(lane, elem, tail_mask) emits one W-element chunk
-  void RowLoop(int64_t count, Body body) {
+  void RowLoop(int64_t count, Body body, const std::function<void(Value*, Value*)>& paired = nullptr) {
     auto row = [&](Value* lane) {
       WidthScope width(this, W_);
       If(b_.CreateICmpULT(b_.CreateAdd(cb_, lane), b_.getInt64(channels_)), [&] {
-        Loop(b_.getInt64(count / W_), [&](Value* chunk) { body(lane, b_.CreateMul(chunk, b_.getInt64(W_)), nullptr); });
+        int64_t done = 0;
+        if (paired) {
+          Loop(b_.getInt64(count / (2 * W_)), [&](Value* chunk) { paired(lane, b_.CreateMul(chunk, b_.getInt64(2 * W_))); });
+          done = count / (2 * W_) * (2 * W_);
+        }
+        Loop(b_.getInt64((count - done) / W_),
+             [&](Value* chunk) { body(lane, b_.CreateAdd(b_.getInt64(done), b_.CreateMul(chunk, b_.getInt64(W_))), nullptr); });
         if (count % W_ != 0) body(lane, b_.getInt64(count - count % W_), TailMask(count % W_));
       });
     };
@@ -1128,26 +1136,70 @@ class Emitter {
   // An element-wise chain (ir FuseElementwiseChains) in one row loop: each statement's sources
   // are loaded or forwarded from an earlier one's result, as stored (narrowed, then widened).
   // A single row statement is a chain of one.
+  // When every tensor of the chain has 2-byte elements, chunks are 2W elements: one full-width
+  // load unpacked in-lane into two W-lane halves, and one store packed back in-lane (the unpack
+  // and pack orders cancel, and element-wise work does not care which element is where). That
+  // replaces a cross-lane zero-extend per load and a cross-lane narrowing per store.
   void FusedRows(const std::vector<int>& chain) {
     const Stmt& first = f_.stmts[chain[0]];
-    RowLoop(first.tensors.back().pattern.Count(), [&](Value* lane, Value* elem, Value* tail) {
-      std::vector<Value*> results(chain.size(), nullptr);
+    const int64_t count = first.tensors.back().pattern.Count();
+    // One chunk, as `halves` W-lane vectors per tensor (1, or 2 for a paired chunk).
+    auto chunk = [&](Value* lane, Value* elem, Value* tail, int halves) {
+      std::vector<std::vector<Value*>> results(chain.size());
       for (size_t c = 0; c < chain.size(); ++c) {
         const Stmt& s = f_.stmts[chain[c]];
-        std::vector<Value*> srcs;
+        std::vector<std::vector<Value*>> srcs(static_cast<size_t>(halves));
         for (size_t t = 0; t + 1 < s.tensors.size(); ++t) {
           const ir::ValueId from = t < s.forward.size() ? s.forward[t] : ir::kNoValue;
+          const ir::TensorRef& ref = s.tensors[t];
           if (from < 0) {
-            srcs.push_back(LoadRow(s.tensors[t], lane, elem, tail));
+            const std::vector<Value*> v =
+                halves == 1 ? std::vector<Value*>{LoadRow(ref, lane, elem, tail)} : LoadPairedRow(ref, lane, elem);
+            for (int h = 0; h < halves; ++h) srcs[h].push_back(v[h]);
             continue;
           }
           const size_t producer = static_cast<size_t>(std::find(chain.begin(), chain.end(), from) - chain.begin());
-          srcs.push_back(Widen(s.tensors[t].dtype, Narrow(s.tensors[t].dtype, results[producer])));
+          for (int h = 0; h < halves; ++h) srcs[h].push_back(Widen(ref.dtype, Narrow(ref.dtype, results[producer][h])));
         }
-        results[c] = ElementValue(s, srcs, lane);
-        if (!s.dead_store) StoreRow(s.tensors.back(), lane, elem, results[c], tail);
+        for (int h = 0; h < halves; ++h) results[c].push_back(ElementValue(s, srcs[h], lane));
+        if (s.dead_store) continue;
+        if (halves == 1) StoreRow(s.tensors.back(), lane, elem, results[c][0], tail);
+        else StorePairedRow(s.tensors.back(), lane, elem, results[c]);
       }
-    });
+    };
+    bool two_byte = W_ >= 4 && count >= 2 * W_;
+    for (int c : chain)
+      for (const ir::TensorRef& t : f_.stmts[c].tensors) two_byte = two_byte && DtypeSize(t.dtype) == 2;
+    std::function<void(Value*, Value*)> paired;
+    if (two_byte) paired = [&](Value* lane, Value* elem) { chunk(lane, elem, nullptr, 2); };
+    RowLoop(count, [&](Value* lane, Value* elem, Value* tail) { chunk(lane, elem, tail, 1); }, paired);
+  }
+  // 2W 2-byte elements of a row from `elem`, widened as two W-lane halves: per 128-bit block,
+  // its low four elements (unpack low with zeros) and its high four (unpack high).
+  std::vector<Value*> LoadPairedRow(const ir::TensorRef& t, Value* lane, Value* elem) {
+    auto* v2 = FixedVectorType::get(i16_, 2 * W_);
+    Value* raw = b_.CreateAlignedLoad(v2, RowPtr(t, lane, elem), Align(2));
+    std::vector<Value*> halves;
+    for (int h = 0; h < 2; ++h) {
+      std::vector<int> mask;  // word i of each dword: element 8q + 4h + i, then a zero word
+      for (int q = 0; q < 2 * W_ / 8; ++q)
+        for (int i = 0; i < 4; ++i) mask.push_back(8 * q + 4 * h + i), mask.push_back(2 * W_);
+      Value* dwords = b_.CreateBitCast(b_.CreateShuffleVector(raw, Constant::getNullValue(v2), mask), vi32_);
+      halves.push_back(Widen(t.dtype, b_.CreateTrunc(dwords, FixedVectorType::get(i16_, W_))));
+    }
+    return halves;
+  }
+  // The inverse of LoadPairedRow: the halves narrowed and packed back in-lane, one store.
+  void StorePairedRow(const ir::TensorRef& t, Value* lane, Value* elem, const std::vector<Value*>& halves) {
+    auto* v2 = FixedVectorType::get(i16_, 2 * W_);
+    Value* a = b_.CreateBitCast(b_.CreateZExt(Narrow(t.dtype, halves[0]), vi32_), v2);
+    Value* b = b_.CreateBitCast(b_.CreateZExt(Narrow(t.dtype, halves[1]), vi32_), v2);
+    std::vector<int> mask;  // block q: the low words of a's dwords 4q..4q+3, then b's
+    for (int q = 0; q < 2 * W_ / 8; ++q) {
+      for (int i = 0; i < 4; ++i) mask.push_back(2 * (4 * q + i));
+      for (int i = 0; i < 4; ++i) mask.push_back(2 * W_ + 2 * (4 * q + i));
+    }
+    b_.CreateAlignedStore(b_.CreateShuffleVector(a, b, mask), RowPtr(t, lane, elem), Align(2));
   }
   void Elementwise(const Stmt& s) {
     const ir::TensorRef& dst = s.tensors.back();

@@ -471,16 +471,18 @@ TEST(JitDifferential, IntegerBandPowAndModMatch) {
 // Tiles of one element-wise op become a repeat (ir RerollRepeats) that runs lane-major: each
 // lane runs every tile before the next lane. Adjacent tiles, tiles that read the previous tile's
 // result, and tiles that overlap their predecessor shifted by one element, against the
-// interpreter, for channel counts around the block sizes.
+// interpreter, for channel counts around the block sizes, in fp32 and in the 2-byte dtypes
+// (whose rows run as paired chunks).
 TEST(JitDifferential, RowRepeatsRunLaneMajor) {
   const Fixture fx(5);
+  for (const char* dt : {"fp32", "bf16", "fp16"})  // 2-byte rows also run as paired chunks
   for (const char* n : {"n=128", "n=1", "n=17", "n=33"}) {
     for (const uint32_t shift : {0u, 0x800u, 0x7FCu}) {  // a separate tile, the previous one, shifted
       std::string text;
       for (uint32_t t = 0; t < 6; ++t) {
         const uint32_t dst = 0x4000 + t * 0x800;
         const uint32_t src1 = shift == 0 ? 0x1000 + t * 0x800 : dst - shift;
-        text += absl::StrCat("TensorTensorArith in_dtypes=fp32,fp32 out_dtype=fp32 op=add ", n,
+        text += absl::StrCat("TensorTensorArith in_dtypes=", dt, ",", dt, " out_dtype=", dt, " op=add ", n,
                              " src0=sbuf[0]+0x", absl::Hex(t * 0x800), "[512:1] src1=sbuf[0]+0x",
                              absl::Hex(src1), "[512:1] dst=sbuf[0]+0x", absl::Hex(dst), "[512:1]\n");
       }
@@ -494,8 +496,8 @@ TEST(JitDifferential, RowRepeatsRunLaneMajor) {
         EXPECT_EQ(repeats, 1u) << ir::Print(*f);
       }
       const Outcome o = RunBoth(*prog, Generation::Cayman, fx, 9);
-      EXPECT_TRUE(o.jit_ran) << n << " " << shift;
-      EXPECT_EQ(o.diff, "") << n << " " << shift << "\n" << text;
+      EXPECT_TRUE(o.jit_ran) << dt << " " << n << " " << shift;
+      EXPECT_EQ(o.diff, "") << dt << " " << n << " " << shift << "\n" << text;
     }
   }
 }

@@ -13,6 +13,7 @@
 #include "bench/roof.h"
 #include "bench/workloads.h"
 #include "frontend/strcat.h"
+#include "kernels/numerics.h"
 #include "runtime/executor.h"
 #include "runtime/jit_tier.h"
 
@@ -45,13 +46,16 @@ double MedianNs(const std::function<void()>& fn, int reps) {
   return t[t.size() / 2];
 }
 
-void FillRandom(Machine& m, uint32_t bytes) {
+// Values in [0.5, 2) stored as `dt` (a bf16 workload reads bf16 numbers, not halves of fp32
+// patterns, which are NaNs, infinities and subnormals as often as not).
+void FillRandom(Machine& m, uint32_t bytes, Dtype dt) {
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(0.5f, 2.0f);
   std::vector<uint8_t> row(bytes);
-  for (size_t i = 0; i + 4 <= row.size(); i += 4) {
-    const float v = u(rng);
-    std::memcpy(&row[i], &v, 4);
+  const size_t es = static_cast<size_t>(DtypeSize(dt));
+  for (size_t i = 0; i + es <= row.size(); i += es) {
+    const uint32_t raw = num::StoreFromF32(dt, u(rng));
+    std::memcpy(&row[i], &raw, es);  // little-endian: the low bytes are the element
   }
   for (int c = 0; c < kPartitions; ++c) (void)m.Write(Space::Sbuf, c, 1, 0, row, bytes);
 }
@@ -84,7 +88,7 @@ std::unique_ptr<Instance> MakeInstance(const std::string& workload, int elements
       in->roof = [=] { roof::ReadTwoWriteOne(base + l.x, base + l.dy, base + l.dx, pitch, kPartitions, row); };
     }
   } else {
-    FillRandom(m, 3 * (64 << 10));
+    FillRandom(m, 3 * (64 << 10), dt);
     const std::string op = workload == "tensor_scalar" ? "TensorScalar"
                            : workload == "tensor_tensor" ? "TensorTensor" : "Reciprocal";
     in->program = workloads::TiledOpProgram(op, kPartitions, elements, dt, Generation::Cayman);
