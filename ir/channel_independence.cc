@@ -103,7 +103,7 @@ void ChannelIndependence(Function& f, std::span<const Instruction> resolved) {
     Stmt& s = f.stmts[i];
     if (s.dead || s.op == Op::Interp || s.op == Op::PramLoad) continue;
     const bool memory = s.op == Op::Stats || s.op == Op::Aggregate || s.op == Op::GradSums ||
-                        IsElementwise(s.op);
+                        s.op == Op::Max8 || IsElementwise(s.op);
     if (!memory) continue;
     const std::string why = SelfHazard(resolved[s.source], s.op, f.gen);
     if (why.empty()) continue;

@@ -174,6 +174,8 @@ class Lowerer {
       }
       case Opcode::BatchNormAggregate:
         return PushKernel(Stmt{}, Op::Aggregate, inst, ops);
+      case Opcode::Max8:
+        return PushKernel(Stmt{}, Op::Max8, inst, ops);
       case Opcode::BatchNormGradAccumulate:
       case Opcode::BatchNormGradAccumulate2: {
         Stmt st;

@@ -683,6 +683,7 @@ class Emitter {
       case Op::Stats: Stats(s); return nullptr;
       case Op::Aggregate: Aggregate(s); return nullptr;
       case Op::GradSums: GradSums(s); return nullptr;
+      case Op::Max8: Max8(s); return nullptr;
       case Op::BackProp: BackProp(s); return nullptr;
       case Op::TensorScalar:
       case Op::TensorTensor:
@@ -834,11 +835,31 @@ class Emitter {
   static int Packing(Dtype d) { return 4 / DtypeSize(d); }
   // The packing a transposed loop over these (contiguous) tensors uses: their common packing, or
   // 1 when their dtypes' sizes differ. Such a loop steps W × packing elements per chunk.
-  static int CommonPacking(std::initializer_list<const ir::TensorRef*> ts) {
-    const int p = Packing((*ts.begin())->dtype);
+  static int CommonPacking(const std::vector<const ir::TensorRef*>& ts) {
+    const int p = Packing(ts.front()->dtype);
     for (const ir::TensorRef* t : ts)
       if (Packing(t->dtype) != p) return 1;
     return p;
+  }
+  // The transposed loop of a per-channel recurrence over `count` elements of contiguous tensors:
+  // chunks of W · packing elements, the block's parts in turn; body(k0, part, cols) gets every
+  // tensor's columns (cols[i][j]: element k0 + j of tensor i, W lanes). Returns how many
+  // elements it covered (0 unless every tensor is a contiguous row); the caller gathers the rest.
+  template <typename Body>
+  int64_t TransposedChunks(const std::vector<const ir::TensorRef*>& ts, int64_t count, Body body) {
+    for (const ir::TensorRef* t : ts)
+      if (!ContiguousRow(*t)) return 0;
+    const int packing = CommonPacking(ts), per_chunk = W_ * packing;
+    if (count < per_chunk) return 0;
+    Loop(b_.getInt64(count / per_chunk), [&](Value* chunk) {
+      Value* k0 = b_.CreateMul(chunk, b_.getInt64(per_chunk));
+      ForEachPart([&](int part) {
+        std::vector<std::vector<Value*>> cols;
+        for (const ir::TensorRef* t : ts) cols.push_back(LoadPackedColumns(*t, k0, part, packing));
+        body(k0, part, cols);
+      });
+    });
+    return count - count % per_chunk;
   }
   // W · packing consecutive elements from k0 for the lanes of one part, widened: result[j] holds
   // element k0 + j of each lane. Narrow dtypes are transposed as packed dwords and unpacked
@@ -974,27 +995,19 @@ class Emitter {
       return split ? b_.CreateAdd(b_.CreateLShr(k, b_.getInt64(1)), b_.getInt64(1)) : b_.CreateAdd(k, b_.getInt64(1));
     };
     const int streams = split ? 2 : 1;
-    int64_t done = 0;
-    const int packing = Packing(src.dtype), per_chunk = W_ * packing;
-    if (ContiguousRow(src) && count >= per_chunk) {
-      done = count - count % per_chunk;
-      Loop(b_.getInt64(count / per_chunk), [&](Value* chunk) {
-        Value* k0 = b_.CreateMul(chunk, b_.getInt64(per_chunk));
-        ForEachPart([&](int part) {
-          const std::vector<Value*> cols = LoadPackedColumns(src, k0, part, packing);
+    const int64_t done =
+        TransposedChunks({&src}, count, [&](Value* k0, int part, const std::vector<std::vector<Value*>>& cols) {
           Welford w[2];
           for (int t = 0; t < streams; ++t) w[t] = {Part(load(t).mean, part), Part(load(t).m2, part)};
-          for (int j = 0; j < per_chunk; ++j) {
+          for (size_t j = 0; j < cols[0].size(); ++j) {
             const int t = split ? j % 2 : 0;
-            w[t] = WelfordStep(w[t], cols[j], nth(b_.CreateAdd(k0, b_.getInt64(j))));
+            w[t] = WelfordStep(w[t], cols[0][j], nth(b_.CreateAdd(k0, b_.getInt64(static_cast<int64_t>(j)))));
           }
           for (int t = 0; t < streams; ++t) {
             const Welford all = load(t);
             store(t, {WithPart(all.mean, part, w[t].mean), WithPart(all.m2, part, w[t].m2)});
           }
         });
-      });
-    }
     // The rest, element by element (gathers), each stream in its own order.
     auto off = OffsetFn(src);
     for (int parity = 0; parity < streams; ++parity) {
@@ -1085,23 +1098,14 @@ class Emitter {
       for (int i = 0; i < 3; ++i) b_.CreateStore(v[i], slots[i]);
     };
     const int64_t count = x.pattern.Count();
-    int64_t done = 0;
-    const int packing = CommonPacking({&x, &dy}), per_chunk = W_ * packing;
-    if (ContiguousRow(x) && ContiguousRow(dy) && count >= per_chunk) {
-      done = count - count % per_chunk;
-      Loop(b_.getInt64(count / per_chunk), [&](Value* chunk) {
-        Value* k0 = b_.CreateMul(chunk, b_.getInt64(per_chunk));
-        ForEachPart([&](int part) {
-          const std::vector<Value*> xs = LoadPackedColumns(x, k0, part, packing);
-          const std::vector<Value*> dys = LoadPackedColumns(dy, k0, part, packing);
+    const int64_t done =
+        TransposedChunks({&x, &dy}, count, [&](Value*, int part, const std::vector<std::vector<Value*>>& cols) {
           const std::array<Value*, 3> all = load();
           std::array<Value*, 3> sums = {Part(all[0], part), Part(all[1], part), Part(all[2], part)};
           Value *mu_p = Part(mu, part), *vf_p = Part(vf, part), *vf2_p = Part(vf2, part);
-          for (int j = 0; j < per_chunk; ++j) sums = step(sums, xs[j], dys[j], mu_p, vf_p, vf2_p);
+          for (size_t j = 0; j < cols[0].size(); ++j) sums = step(sums, cols[0][j], cols[1][j], mu_p, vf_p, vf2_p);
           store({WithPart(all[0], part, sums[0]), WithPart(all[1], part, sums[1]), WithPart(all[2], part, sums[2])});
         });
-      });
-    }
     if (done < count) {
       auto ox = OffsetFn(x), ody = OffsetFn(dy);
       Loop(b_.getInt64(count - done), [&](Value* j) {
@@ -1111,6 +1115,64 @@ class Emitter {
     }
     const std::array<Value*, 3> sums = load();
     StoreLaneValues(dst, {sums[0], sums[1], sums[2]});
+  }
+  // kernels Max8 across the block's channels: per channel the 8 largest so far, ascending, as
+  // 32-bit order keys (NaN < −inf < … < −0 < +0 < … < +inf; the keys of equal values are equal,
+  // so the result does not depend on which of two equal values is kept). Each element enters by
+  // a compare-exchange pass from the top; the smallest of the nine drops out.
+  void Max8(const Stmt& s) {
+    const ir::TensorRef& src = s.tensors[0];
+    const ir::TensorRef& dst = s.tensors[1];
+    auto k = [&](Type* vt, uint32_t c) { return ConstantInt::get(vt, c); };
+    auto key = [&](Value* x) {
+      auto* vt = VectorType::getInteger(cast<VectorType>(x->getType()));
+      Value* bits = b_.CreateBitCast(x, vt);
+      Value* ordered = b_.CreateSelect(b_.CreateICmpSLT(bits, k(vt, 0)), b_.CreateXor(bits, k(vt, 0x7FFFFFFFu)), bits);
+      return b_.CreateSelect(IsNaN(x), k(vt, 0x80000000u), ordered);
+    };
+    Type* lane_vi = vi32_;
+    std::array<Value*, 8> slots;
+    for (Value*& slot : slots) slot = Var(vi32_, ConstantInt::get(vi32_, 0x80000000u));  // NaN keys
+    auto insert = [&](std::array<Value*, 8> t, Value* x) {
+      Value* carry = key(x);
+      for (int i = 7; i >= 0; --i) {
+        Value* hi = Call(Intrinsic::smax, {t[i], carry});
+        carry = Call(Intrinsic::smin, {t[i], carry});
+        t[i] = hi;
+      }
+      return t;
+    };
+    auto load = [&] {
+      std::array<Value*, 8> t;
+      for (int i = 0; i < 8; ++i) t[i] = Get(slots[i], lane_vi);
+      return t;
+    };
+    auto store = [&](const std::array<Value*, 8>& t) {
+      for (int i = 0; i < 8; ++i) b_.CreateStore(t[i], slots[i]);
+    };
+    const int64_t count = src.pattern.Count();
+    const int64_t done =
+        TransposedChunks({&src}, count, [&](Value*, int part, const std::vector<std::vector<Value*>>& cols) {
+          const std::array<Value*, 8> all = load();
+          std::array<Value*, 8> t;
+          for (int i = 0; i < 8; ++i) t[i] = Part(all[i], part);
+          for (Value* col : cols[0]) t = insert(t, col);
+          std::array<Value*, 8> merged;
+          for (int i = 0; i < 8; ++i) merged[i] = WithPart(all[i], part, t[i]);
+          store(merged);
+        });
+    if (done < count) {
+      auto off = OffsetFn(src);
+      Loop(b_.getInt64(count - done), [&](Value* j) {
+        store(insert(load(), LoadElem(src, off(b_.CreateAdd(j, b_.getInt64(done))))));
+      });
+    }
+    std::vector<Value*> out;
+    for (Value* t : load()) {  // back from keys to fp32 bits (a NaN key gives a NaN; stores canonicalise)
+      Value* bits = b_.CreateSelect(b_.CreateICmpSLT(t, k(vi32_, 0)), b_.CreateXor(t, k(vi32_, 0x7FFFFFFFu)), t);
+      out.push_back(b_.CreateBitCast(bits, vf_));
+    }
+    StoreLaneValues(dst, out);
   }
   Value* BackPropValue(const Stmt& s, Value* x, Value* dy, Value* lane) {
     auto get = [&](int i) { return lane ? LaneScalar(Val(s.operands[i]), lane) : Val(s.operands[i]); };

@@ -24,7 +24,8 @@ struct LaneState {
 
 struct MachineState {
   Generation gen = Generation::Cayman;
-  // SBUF and PSUM, 128 partitions each, `*_pitch` bytes apart (the partition's active bytes).
+  // SBUF and PSUM, 128 partitions each, `*_pitch` bytes apart (HostPitch: the active bytes and
+  // one cache line).
   uint8_t* sbuf = nullptr;
   uint8_t* psum = nullptr;  // nullptr on generations without PSUM
   uint32_t sbuf_pitch = 0, psum_pitch = 0;
