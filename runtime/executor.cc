@@ -241,7 +241,7 @@ struct InterpContext {
   MachineState* m;
   std::span<const Instruction> program;
   Profile profile;
-  std::vector<uint8_t> skipped;  // device-profile stubs
+  std::vector<uint8_t>& skipped;  // device-profile stubs
 };
 void InterpCallback(void* c, int32_t k) {
   auto* ctx = static_cast<InterpContext*>(c);
@@ -288,14 +288,19 @@ bool RunCompiled(Machine& machine, std::span<const Instruction> program, uint64_
     return false;
   }
   const CompiledStream& cs = **compiled;
-  std::vector<uint64_t> args(cs.args.size());
+  // Per-thread buffers, reused run after run: no allocation per run (RunCompiled is never
+  // re-entered on a thread; the interpreter callback does not run programs).
+  thread_local std::vector<uint64_t> args;
+  thread_local std::vector<uint8_t> skipped;
+  args.resize(cs.args.size());
+  skipped.assign(resolved.size(), 0);
   for (size_t i = 0; i < args.size(); ++i) {
     const ir::Function::ArgSource& a = cs.args[i];
     uint32_t word;
     std::memcpy(&word, resolved[a.instruction].bytes.data() + a.byte_offset, 4);
     args[i] = a.is_address ? reinterpret_cast<uint64_t>(m.At(word, 0)) : word;
   }
-  InterpContext ctx{&m, resolved, options.profile, std::vector<uint8_t>(resolved.size(), 0)};
+  InterpContext ctx{&m, resolved, options.profile, skipped};
   const jit::RtTable& rt = jit::DefaultRtTable(&InterpCallback);
   cs.fn(args.data(), &m, &rt, &ctx);
   for (size_t i = 0; i < resolved.size(); ++i)
