@@ -87,7 +87,8 @@ std::string SelfHazard(const Instruction& inst, Op kind, Generation gen) {
     for (size_t r = 0; r < acc.size(); ++r) {
       if (r == w || acc[r].write || !Meet(acc[w], acc[r])) continue;
       if (acc[w].p0 != acc[r].p0) return "a source overlaps the destination in another channel";
-      if (IsElementwise(kind) && r < static_cast<size_t>(ops.num_tensors) &&
+      // MatchReplace8 writes element j before it reads element j + 1, as element-wise ops do.
+      if ((IsElementwise(kind) || kind == Op::Find8) && r < static_cast<size_t>(ops.num_tensors) &&
           !InPlaceSafe(ops.tensors[r], ops.tensors[w]))
         return "a source overlaps the destination element-wise";
     }
@@ -103,7 +104,8 @@ void ChannelIndependence(Function& f, std::span<const Instruction> resolved) {
     Stmt& s = f.stmts[i];
     if (s.dead || s.op == Op::Interp || s.op == Op::PramLoad) continue;
     const bool memory = s.op == Op::Stats || s.op == Op::Aggregate || s.op == Op::GradSums ||
-                        s.op == Op::Max8 || IsElementwise(s.op);
+                        s.op == Op::Max8 || s.op == Op::Find8 || s.op == Op::ReadIndices ||
+                        IsElementwise(s.op);
     if (!memory) continue;
     const std::string why = SelfHazard(resolved[s.source], s.op, f.gen);
     if (why.empty()) continue;

@@ -12,7 +12,9 @@ void EliminateDeadLaneSets(Function& f) {
       // read of that field.
       for (int j = i + 1; j < r.end; ++j) {
         const Stmt& t = f.stmts[j];
-        if (t.dead || t.field != s.field) continue;
+        if (t.dead) continue;
+        if (t.op == Op::Find8 && static_cast<int>(s.field) >= static_cast<int>(LaneField::Idx0)) break;
+        if (t.field != s.field) continue;
         if (t.op == Op::LaneGet) break;
         if (t.op == Op::LaneSet) {
           if (t.channels >= s.channels) s.dead = true;

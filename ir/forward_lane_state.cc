@@ -8,14 +8,16 @@ void ForwardLaneState(Function& f) {
   for (const Region& r : f.regions) {
     if (!r.channel_major) continue;
     // The latest set of each field in this region: its value and channel count.
-    std::array<ValueId, 5> value;
-    std::array<int, 5> channels{};
+    std::array<ValueId, kLaneFields> value;
+    std::array<int, kLaneFields> channels{};
     value.fill(kNoValue);
     for (int i = r.begin; i < r.end; ++i) {
       Stmt& s = f.stmts[i];
       if (s.dead) continue;
       const int fi = static_cast<int>(s.field);
-      if (s.op == Op::LaneSet) {
+      if (s.op == Op::Find8) {  // writes the idx slots itself
+        for (int k = 0; k < 8; ++k) value[static_cast<size_t>(Idx(k))] = kNoValue;
+      } else if (s.op == Op::LaneSet) {
         value[fi] = s.operands[0];
         channels[fi] = s.channels;
       } else if (s.op == Op::LaneGet && value[fi] != kNoValue && s.channels <= channels[fi]) {

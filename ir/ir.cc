@@ -28,9 +28,12 @@ bool IsGlobal(Op op) {
   }
   return true;
 }
-const char* LaneFieldName(LaneField f) {
+std::string LaneFieldName(LaneField f) {
   static const char* kNames[] = {"N", "mean", "A", "B", "C"};
-  return kNames[static_cast<int>(f)];
+  const int i = static_cast<int>(f);
+  if (i < static_cast<int>(LaneField::Mv0)) return kNames[i];
+  if (i < static_cast<int>(LaneField::Idx0)) return Cat("mv", i - static_cast<int>(LaneField::Mv0));
+  return Cat("idx", i - static_cast<int>(LaneField::Idx0));
 }
 
 bool ChainsThroughMemory(Op op) {
@@ -148,6 +151,7 @@ std::string Print(const Function& f) {
       case Op::Stats: s += st.flag ? " parity" : " all"; break;
       case Op::Copy: case Op::Cast: s += st.flag ? " negate" : ""; break;
       case Op::Predicated: s += st.flag ? " cast" : " copy"; break;
+      case Op::Find8: s += st.flag ? " replace" : " index"; break;
       case Op::Memset: s += Cat(" %arg", st.arg); break;
       case Op::PramLoad: s += Cat(" entries ", st.element, "..", st.element + 7, " %arg", st.arg); break;
       default: break;
@@ -191,7 +195,9 @@ absl::Status Verify(const Function& f) {
       if (!ChainsThroughMemory(st.op))
         return fail(Cat("stmt ", i, ": ", OpName(st.op), " cannot be in an element-wise chain"));
     }
-    const size_t want = st.op == Op::BackProp ? 5
+    const size_t want = st.op == Op::Find8 ? (st.flag ? 9 : 8)
+                        : st.op == Op::ReadIndices ? 8
+                        : st.op == Op::BackProp ? 5
                         : st.op == Op::GradSums || st.op == Op::TensorScalar || st.op == Op::BitsScalar ? 2
                         : st.op == Op::LaneSet ? 1 : 0;
     if (st.op != Op::TensorScalar || !st.flag)

@@ -24,9 +24,14 @@ const char* OpName(Op op);
 bool ProducesValue(Op op);
 bool IsGlobal(Op op);  // runs on its own, never inside a channel-block-major region
 
-// Lane-state fields that the IR forwards as SSA values (semantics.md §1 `bn`).
-enum class LaneField : uint8_t { N, Mean, A, B, C };
-const char* LaneFieldName(LaneField f);
+// Lane-state fields that the IR forwards as SSA values (semantics.md §1): `bn` (ParamLoad →
+// BackProp), the match keys `mv` and the found indices `idx` (8 slots each; idx values are
+// 32-bit integers carried as f32 bits).
+enum class LaneField : uint8_t { N, Mean, A, B, C, Mv0, Idx0 = Mv0 + 8, kCount = Idx0 + 8 };
+inline constexpr int kLaneFields = static_cast<int>(LaneField::kCount);
+inline LaneField Mv(int slot) { return static_cast<LaneField>(static_cast<int>(LaneField::Mv0) + slot); }
+inline LaneField Idx(int slot) { return static_cast<LaneField>(static_cast<int>(LaneField::Idx0) + slot); }
+std::string LaneFieldName(LaneField f);
 
 // A tensor operand: where it lives is an argument (the host address of channel 0's start
 // element); its shape, dtype and channel count are compile-time.

@@ -176,6 +176,24 @@ class Lowerer {
         return PushKernel(Stmt{}, Op::Aggregate, inst, ops);
       case Opcode::Max8:
         return PushKernel(Stmt{}, Op::Max8, inst, ops);
+      case Opcode::MatchValueLoad: {  // keys load in reverse: mv[7 − k] = src[k]
+        const TensorRef src = Tensor(inst, ops.tensors[0].name, ops.tensors[0].dtype);
+        for (int k = 0; k < 8; ++k) LaneSet(Mv(7 - k), ElemRead(src, k, n), n);
+        return "";
+      }
+      case Opcode::FindIndex8:
+      case Opcode::MatchReplace8: {
+        Stmt st;
+        for (int k = 0; k < 8; ++k) st.operands.push_back(LaneGet(Mv(7 - k), n));  // key k
+        st.flag = op == Opcode::MatchReplace8;
+        if (st.flag) st.operands.push_back(Const(FindField(inst.info().strct, "replacement")->offset, n));
+        return PushKernel(std::move(st), Op::Find8, inst, ops);
+      }
+      case Opcode::DveReadIndices: {
+        Stmt st;
+        for (int k = 0; k < 8; ++k) st.operands.push_back(LaneGet(Idx(k), n));
+        return PushKernel(std::move(st), Op::ReadIndices, inst, ops);
+      }
       case Opcode::BatchNormGradAccumulate:
       case Opcode::BatchNormGradAccumulate2: {
         Stmt st;

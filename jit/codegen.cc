@@ -52,8 +52,12 @@ uint64_t LaneFieldOffset(ir::LaneField f) {
     case ir::LaneField::A: return offsetof(LaneState, bn_a);
     case ir::LaneField::B: return offsetof(LaneState, bn_b);
     case ir::LaneField::C: return offsetof(LaneState, bn_c);
+    default: break;
   }
-  return 0;
+  const int i = static_cast<int>(f);
+  if (i < static_cast<int>(ir::LaneField::Idx0))
+    return offsetof(LaneState, mv) + 4 * static_cast<uint64_t>(i - static_cast<int>(ir::LaneField::Mv0));
+  return offsetof(LaneState, idx) + 4 * static_cast<uint64_t>(i - static_cast<int>(ir::LaneField::Idx0));
 }
 #pragma GCC diagnostic pop
 
@@ -684,6 +688,16 @@ class Emitter {
       case Op::Aggregate: Aggregate(s); return nullptr;
       case Op::GradSums: GradSums(s); return nullptr;
       case Op::Max8: Max8(s); return nullptr;
+      case Op::Find8: Find8(s); return nullptr;
+      case Op::ReadIndices: {
+        std::vector<Value*> raw;
+        for (ir::ValueId v : s.operands) raw.push_back(b_.CreateBitCast(Val(v), vi32_));
+        const bool u16 = s.tensors[0].dtype == Dtype::UINT16;
+        for (Value*& r : raw)
+          if (u16) r = b_.CreateSelect(b_.CreateICmpUGT(r, ConstantInt::get(vi32_, 0xFFFF)), ConstantInt::get(vi32_, 0xFFFF), r);
+        StoreLaneRaw(s.tensors[0], raw);
+        return nullptr;
+      }
       case Op::BackProp: BackProp(s); return nullptr;
       case Op::TensorScalar:
       case Op::TensorTensor:
@@ -1115,6 +1129,55 @@ class Emitter {
     }
     const std::array<Value*, 3> sums = load();
     StoreLaneValues(dst, {sums[0], sums[1], sums[2]});
+  }
+  // Stores raw[k] (32-bit lanes, truncated to the dtype's width) to element k of every active
+  // lane: the raw-bits form of StoreLaneValues, for the few elements of the search results.
+  void StoreLaneRaw(const ir::TensorRef& dst, const std::vector<Value*>& raw) {
+    auto* vt = FixedVectorType::get(RawType(dst.dtype), n_);
+    for (size_t k = 0; k < raw.size(); ++k)
+      b_.CreateMaskedScatter(b_.CreateTrunc(raw[k], vt), ElementPtrs(dst, ConstOffset(dst, static_cast<int64_t>(k))),
+                             Align(DtypeSize(dst.dtype)), mask_);
+  }
+  // kernels FindIndex8 / MatchReplace8 across the block's channels: for each element j in
+  // order, the lowest unmatched key equal to it (IEEE equality) records j; MatchReplace8 writes
+  // every element, the replacement where it matched; FindIndex8 writes the 8 indices (the
+  // sentinel where never found). Both leave the indices in the lanes' idx slots.
+  void Find8(const Stmt& s) {
+    const ir::TensorRef& src = s.tensors[0];
+    const ir::TensorRef& dst = s.tensors[1];
+    const bool replace = s.flag;
+    constexpr uint32_t kNotFound = 0xFFFFFFFFu;
+    Type* lane_vi = vi32_;
+    std::array<Value*, 8> matched, found;
+    for (int k = 0; k < 8; ++k) {
+      matched[k] = Var(vi32_, ConstantInt::get(vi32_, 0));
+      found[k] = Var(vi32_, ConstantInt::get(vi32_, kNotFound));
+    }
+    auto off = OffsetFn(src), off_dst = OffsetFn(dst);
+    Loop(b_.getInt64(src.pattern.Count()), [&](Value* j) {
+      Value* x = LoadElem(src, off(j));
+      Value* index = b_.CreateVectorSplat(n_, b_.CreateTrunc(j, i32_));
+      Value* taken = ConstantInt::getFalse(VectorType::get(b_.getInt1Ty(), ElementCount::getFixed(n_)));
+      for (int k = 0; k < 8; ++k) {
+        Value* was = b_.CreateICmpNE(Get(matched[k], lane_vi), ConstantInt::get(vi32_, 0));
+        Value* hit = b_.CreateAnd(b_.CreateAnd(b_.CreateNot(was), b_.CreateNot(taken)),
+                                  b_.CreateFCmpOEQ(Val(s.operands[k]), x));
+        b_.CreateStore(b_.CreateSelect(hit, index, Get(found[k], lane_vi)), found[k]);
+        b_.CreateStore(b_.CreateSExt(b_.CreateOr(was, hit), vi32_), matched[k]);
+        taken = b_.CreateOr(taken, hit);
+      }
+      if (replace) StoreElem(dst, off_dst(j), b_.CreateSelect(taken, Val(s.operands[8]), x));
+    });
+    std::vector<Value*> indices;
+    for (int k = 0; k < 8; ++k) {
+      indices.push_back(Get(found[k], lane_vi));
+      b_.CreateMaskedScatter(indices.back(), LanePtrs(ir::Idx(k)), Align(4), mask_);
+    }
+    if (replace) return;
+    if (dst.dtype == Dtype::UINT16)
+      for (Value*& v : indices)
+        v = b_.CreateSelect(b_.CreateICmpEQ(v, ConstantInt::get(vi32_, kNotFound)), ConstantInt::get(vi32_, 0xFFFF), v);
+    StoreLaneRaw(dst, indices);
   }
   // kernels Max8 across the block's channels: per channel the 8 largest so far, ascending, as
   // 32-bit order keys (NaN < −inf < … < −0 < +0 < … < +inf; the keys of equal values are equal,

@@ -518,6 +518,49 @@ TEST(JitDifferential, Max8Matches) {
     }
 }
 
+// The search family compiled: MatchValueLoad's keys (from the searched row itself, so that they
+// match) through FindIndex8 and MatchReplace8 to DveReadIndices, over rows of a few distinct
+// values (duplicates, NaNs, signed zeros: the lowest unmatched key wins, NaN never matches,
+// −0 == +0), in several dtypes, index dtypes and channel counts; and on the fixture's random
+// data with keys read elsewhere (few matches), including a strided source.
+TEST(JitDifferential, SearchOpsMatch) {
+  std::mt19937_64 rng(23);
+  const float kNaN = std::numeric_limits<float>::quiet_NaN();
+  const float kValues[] = {0.0f, -0.0f, 1.0f, 2.0f, -3.0f, kNaN, 5.0f, 2.0f};
+  std::vector<uint8_t> rows(size_t{kPartitions} * 0x1000);
+  for (size_t i = 0; i < rows.size(); i += 4) std::memcpy(&rows[i], &kValues[rng() % 8], 4);
+  const struct {
+    const char *in, *out;
+  } kDtypes[] = {{"fp32", "fp32"}, {"fp32", "bf16"}, {"int32", "uint32"}};
+  for (const auto& dt : kDtypes)
+    for (const char* n : {"n=1", "n=17", "n=128"})
+      for (const char* idx : {"uint16", "uint32"}) {
+        const std::string text = absl::StrCat(
+            "MatchValueLoad src=sbuf[0]+0x40[8:1] dtype=", dt.in, " ", n, "\n",
+            "FindIndex8 src=sbuf[0]+0x40[300:1] in_dtype=", dt.in, " out_dtype=", idx, " ", n,
+            " dst=sbuf[0]+0x3000[8:1]\n",
+            "DveReadIndices dtype=", idx, " ", n, " dst_element_count=8 dst=sbuf[0]+0x3100[8:1]\n",
+            "MatchReplace8 src=sbuf[0]+0x40[300:1] in_dtype=", dt.in, " out_dtype=", dt.out, " ", n,
+            " replacement=7.5 dst=sbuf[0]+0x2000[300:1]\n",
+            "DveReadIndices dtype=", idx, " ", n, " dst_element_count=8 dst=sbuf[0]+0x3200[8:1]\n");
+        Machine interp(Generation::Cayman), jit(Generation::Cayman);
+        for (Machine* m : {&interp, &jit}) ASSERT_TRUE(m->Write(Space::Sbuf, 0, kPartitions, 0, rows, 0x1000).ok());
+        ExpectSameOnMachines(interp, jit, text, 5);
+      }
+  const Fixture fx(23);
+  for (const char* src : {"[300:1]", "[50:2,3:200]"}) {
+    const std::string text = absl::StrCat(
+        "MatchValueLoad src=sbuf[0]+0x1000[8:1] dtype=bf16 n=33\n",
+        "MatchReplace8 src=sbuf[0]+0x40", src, " in_dtype=fp32 out_dtype=fp32 n=33 replacement=-1 dst=sbuf[0]+0x2000",
+        src, "\n", "DveReadIndices dtype=uint32 n=33 dst_element_count=8 dst=sbuf[0]+0x3100[8:1]\n");
+    auto prog = Assemble(text, Generation::Cayman);
+    ASSERT_TRUE(prog.ok()) << prog.status() << "\n" << text;
+    const Outcome o = RunBoth(*prog, Generation::Cayman, fx, 4);
+    EXPECT_EQ(o.compiled, 3) << text;
+    EXPECT_EQ(o.diff, "") << text;
+  }
+}
+
 // Tiles of one element-wise op become a repeat (ir RerollRepeats) that runs lane-major: each
 // lane runs every tile before the next lane. Adjacent tiles, tiles that read the previous tile's
 // result, and tiles that overlap their predecessor shifted by one element, against the
