@@ -9,15 +9,13 @@ void EliminateDeadLaneSets(Function& f) {
       Stmt& s = f.stmts[i];
       if (s.dead || s.op != Op::LaneSet) continue;
       // Dead when a later set of the same field in this region covers its channels before any
-      // read of that field.
+      // read of that field (another writer, find8's idx, ends the search: kept).
       for (int j = i + 1; j < r.end; ++j) {
         const Stmt& t = f.stmts[j];
         if (t.dead) continue;
-        if (t.op == Op::Find8 && static_cast<int>(s.field) >= static_cast<int>(LaneField::Idx0)) break;
-        if (t.field != s.field) continue;
-        if (t.op == Op::LaneGet) break;
-        if (t.op == Op::LaneSet) {
-          if (t.channels >= s.channels) s.dead = true;
+        if (t.op == Op::LaneGet && t.field == s.field) break;
+        if (WritesLaneField(t, s.field)) {
+          if (t.op == Op::LaneSet && t.channels >= s.channels) s.dead = true;
           break;
         }
       }

@@ -15,12 +15,13 @@ void ForwardLaneState(Function& f) {
       Stmt& s = f.stmts[i];
       if (s.dead) continue;
       const int fi = static_cast<int>(s.field);
-      if (s.op == Op::Find8) {  // writes the idx slots itself
-        for (int k = 0; k < 8; ++k) value[static_cast<size_t>(Idx(k))] = kNoValue;
-      } else if (s.op == Op::LaneSet) {
+      if (s.op == Op::LaneSet) {
         value[fi] = s.operands[0];
         channels[fi] = s.channels;
-      } else if (s.op == Op::LaneGet && value[fi] != kNoValue && s.channels <= channels[fi]) {
+      } else if (s.op != Op::LaneGet) {  // other writers (find8's idx) end the forwarding
+        for (int g = 0; g < kLaneFields; ++g)
+          if (WritesLaneField(s, static_cast<LaneField>(g))) value[static_cast<size_t>(g)] = kNoValue;
+      } else if (value[fi] != kNoValue && s.channels <= channels[fi]) {  // a lane.get
         // Every channel that reads was written by the set: use its value, drop the read.
         for (Stmt& user : f.stmts)
           for (ValueId& v : user.operands)

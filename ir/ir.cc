@@ -36,6 +36,11 @@ std::string LaneFieldName(LaneField f) {
   return Cat("idx", i - static_cast<int>(LaneField::Idx0));
 }
 
+bool WritesLaneField(const Stmt& s, LaneField f) {
+  if (s.op == Op::LaneSet) return s.field == f;
+  return s.op == Op::Find8 && static_cast<int>(f) >= static_cast<int>(LaneField::Idx0);
+}
+
 bool ChainsThroughMemory(Op op) {
   return op == Op::TensorScalar || op == Op::TensorTensor || op == Op::Reciprocal || op == Op::BackProp;
 }

@@ -58,7 +58,8 @@ struct Stmt {
   LaneField field = LaneField::N;  // LaneGet / LaneSet
   uint8_t alu0 = 0, alu1 = 0, reverse = 0;  // TensorScalar ops / TensorTensor alu0
   bool flag = false;     // Stats: parity split; TensorScalar: rsqrt form; Copy, Cast: negate;
-                         // PtrRead: the raw bits extended to 32 (bitvec scalars), not fp32
+                         // PtrRead: the raw bits extended to 32 (bitvec scalars), not fp32;
+                         // IntTensor: signed; Predicated: cast; Find8: replace (MatchReplace8)
   bool dead = false;     // removed by a pass (kept so ValueIds stay stable)
   // Element-wise chains (FuseElementwiseChains): the statement runs in the row loop of the
   // element-wise statement before it; forward[i] ≥ 0 names the earlier statement of the chain
@@ -68,6 +69,8 @@ struct Stmt {
   std::vector<ValueId> forward;
   bool dead_store = false;
 };
+// Whether the statement writes lane field f: a lane.set of it, or find8 for the idx slots.
+bool WritesLaneField(const Stmt& s, LaneField f);
 // The element-wise ops that can join a chain through memory (FuseElementwiseChains): the
 // statements whose value is computed per element from fp32 sources.
 bool ChainsThroughMemory(Op op);

@@ -363,13 +363,14 @@ class Emitter {
     const std::vector<int64_t> offs = ElementOffsets(t.pattern);
     return b_.getInt64(offs[static_cast<size_t>(k)]);
   }
-  Value* RtFn(int index) {
-    return b_.CreateLoad(ptr_, b_.CreateGEP(ptr_, rt_, b_.getInt64(index)));
+  // The RtTable entry at byte `offset` (offsetof(RtTable, member)).
+  Value* RtFn(size_t offset) {
+    return b_.CreateLoad(ptr_, b_.CreateGEP(i8_, rt_, b_.getInt64(static_cast<int64_t>(offset))));
   }
   // A float(float, float) routine of the RtTable (at byte `offset`) applied lane by lane.
   Value* LaneWiseCall(size_t offset, Value* a, Value* b) {
     auto* ft = FunctionType::get(f32_, {f32_, f32_}, false);
-    Value* fn = b_.CreateLoad(ptr_, b_.CreateGEP(i8_, rt_, b_.getInt64(static_cast<int64_t>(offset))));
+    Value* fn = RtFn(offset);
     Value* out = PoisonValue::get(a->getType());
     for (int l = 0; l < Lanes(a); ++l)
       out = b_.CreateInsertElement(
@@ -656,7 +657,7 @@ class Emitter {
   void GlobalStmt(const Stmt& s) {
     if (s.op == Op::Interp) {
       auto* ft = FunctionType::get(Type::getVoidTy(ctx_), {ptr_, i32_}, false);
-      b_.CreateCall(ft, RtFn(0), {ctxp_, b_.getInt32(s.source)});
+      b_.CreateCall(ft, RtFn(offsetof(RtTable, interp)), {ctxp_, b_.getInt32(s.source)});
     } else if (s.op == Op::PramLoad) {
       for (int k = 0; k < 8; ++k) {
         Value* p = b_.CreateGEP(i8_, state_, b_.getInt64(kPramOffset + 4 * (s.element + k)));
@@ -690,12 +691,9 @@ class Emitter {
       case Op::Max8: Max8(s); return nullptr;
       case Op::Find8: Find8(s); return nullptr;
       case Op::ReadIndices: {
-        std::vector<Value*> raw;
-        for (ir::ValueId v : s.operands) raw.push_back(b_.CreateBitCast(Val(v), vi32_));
-        const bool u16 = s.tensors[0].dtype == Dtype::UINT16;
-        for (Value*& r : raw)
-          if (u16) r = b_.CreateSelect(b_.CreateICmpUGT(r, ConstantInt::get(vi32_, 0xFFFF)), ConstantInt::get(vi32_, 0xFFFF), r);
-        StoreLaneRaw(s.tensors[0], raw);
+        std::vector<Value*> indices;
+        for (ir::ValueId v : s.operands) indices.push_back(b_.CreateBitCast(Val(v), vi32_));
+        StoreIndices(s.tensors[0], indices);
         return nullptr;
       }
       case Op::BackProp: BackProp(s); return nullptr;
@@ -1130,13 +1128,17 @@ class Emitter {
     const std::array<Value*, 3> sums = load();
     StoreLaneValues(dst, {sums[0], sums[1], sums[2]});
   }
-  // Stores raw[k] (32-bit lanes, truncated to the dtype's width) to element k of every active
-  // lane: the raw-bits form of StoreLaneValues, for the few elements of the search results.
-  void StoreLaneRaw(const ir::TensorRef& dst, const std::vector<Value*>& raw) {
+  // Stores indices[k] (32-bit lanes) to element k of every active lane, as FindIndex8 and
+  // DveReadIndices write them: UINT16 clamps to 0xFFFF (so "not found", 0xFFFFFFFF, becomes the
+  // 16-bit sentinel; found indices are below 16384), other dtypes take the raw bits truncated.
+  void StoreIndices(const ir::TensorRef& dst, std::vector<Value*> indices) {
     auto* vt = FixedVectorType::get(RawType(dst.dtype), n_);
-    for (size_t k = 0; k < raw.size(); ++k)
-      b_.CreateMaskedScatter(b_.CreateTrunc(raw[k], vt), ElementPtrs(dst, ConstOffset(dst, static_cast<int64_t>(k))),
+    for (size_t k = 0; k < indices.size(); ++k) {
+      Value* v = indices[k];
+      if (dst.dtype == Dtype::UINT16) v = Call(Intrinsic::umin, {v, ConstantInt::get(vi32_, 0xFFFF)});
+      b_.CreateMaskedScatter(b_.CreateTrunc(v, vt), ElementPtrs(dst, ConstOffset(dst, static_cast<int64_t>(k))),
                              Align(DtypeSize(dst.dtype)), mask_);
+    }
   }
   // kernels FindIndex8 / MatchReplace8 across the block's channels: for each element j in
   // order, the lowest unmatched key equal to it (IEEE equality) records j; MatchReplace8 writes
@@ -1173,11 +1175,7 @@ class Emitter {
       indices.push_back(Get(found[k], lane_vi));
       b_.CreateMaskedScatter(indices.back(), LanePtrs(ir::Idx(k)), Align(4), mask_);
     }
-    if (replace) return;
-    if (dst.dtype == Dtype::UINT16)
-      for (Value*& v : indices)
-        v = b_.CreateSelect(b_.CreateICmpEQ(v, ConstantInt::get(vi32_, kNotFound)), ConstantInt::get(vi32_, 0xFFFF), v);
-    StoreLaneRaw(dst, indices);
+    if (!replace) StoreIndices(dst, indices);
   }
   // kernels Max8 across the block's channels: per channel the 8 largest so far, ascending, as
   // 32-bit order keys (NaN < −inf < … < −0 < +0 < … < +inf; the keys of equal values are equal,
@@ -1191,7 +1189,7 @@ class Emitter {
       auto* vt = VectorType::getInteger(cast<VectorType>(x->getType()));
       Value* bits = b_.CreateBitCast(x, vt);
       Value* ordered = b_.CreateSelect(b_.CreateICmpSLT(bits, k(vt, 0)), b_.CreateXor(bits, k(vt, 0x7FFFFFFFu)), bits);
-      return b_.CreateSelect(IsNaN(x), k(vt, 0x80000000u), ordered);
+      return b_.CreateSelect(IsNaN(x), Reg(k(vt, 0x80000000u)), ordered);
     };
     Type* lane_vi = vi32_;
     std::array<Value*, 8> slots;
@@ -1351,17 +1349,26 @@ class Emitter {
       Value* v = IsSignedIntDtype(from) ? b_.CreateSExt(raw, vi64) : b_.CreateZExt(raw, vi64);
       if (negate) v = b_.CreateSub(Constant::getNullValue(vi64), v);
       if (!IsIntDtype(to)) return Narrow(to, b_.CreateSIToFP(v, FixedVectorType::get(f32_, n)));
-      const int bits = 8 * DtypeSize(to);
-      const int64_t lo = IsSignedIntDtype(to) ? -(int64_t{1} << (bits - 1)) : 0;
-      const int64_t hi = IsSignedIntDtype(to) ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
-      Constant* klo = ConstantInt::get(vi64, static_cast<uint64_t>(lo));
-      Constant* khi = ConstantInt::get(vi64, static_cast<uint64_t>(hi));
-      v = b_.CreateSelect(b_.CreateICmpSLT(v, klo), Reg(klo), v);
-      v = b_.CreateSelect(b_.CreateICmpSGT(v, khi), Reg(khi), v);
-      return b_.CreateTrunc(v, FixedVectorType::get(RawType(to), n));
+      return SaturateInto(to, v);
     }
     Value* f = Widen(from, raw);
     return Narrow(to, negate ? b_.CreateFNeg(f) : f);
+  }
+  // Exact signed 64-bit lanes clamped into [lo, hi] (the bounds as registers, see Reg).
+  Value* ClampI64(Value* v, int64_t lo, int64_t hi) {
+    auto* vt = v->getType();
+    Constant* klo = ConstantInt::get(vt, static_cast<uint64_t>(lo));
+    Constant* khi = ConstantInt::get(vt, static_cast<uint64_t>(hi));
+    v = b_.CreateSelect(b_.CreateICmpSLT(v, klo), Reg(klo), v);
+    return b_.CreateSelect(b_.CreateICmpSGT(v, khi), Reg(khi), v);
+  }
+  // numerics StoreFromInt lane-wise for an integer dtype: exact 64-bit values saturated into
+  // `to`'s range, as its raw elements.
+  Value* SaturateInto(Dtype to, Value* v) {
+    const int bits = 8 * DtypeSize(to);
+    const int64_t lo = IsSignedIntDtype(to) ? -(int64_t{1} << (bits - 1)) : 0;
+    const int64_t hi = IsSignedIntDtype(to) ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
+    return b_.CreateTrunc(ClampI64(v, lo, hi), FixedVectorType::get(RawType(to), Lanes(v)));
   }
   // An element's raw bits zero- or sign-extended to 32 (semantics.md §4.2).
   Value* Extend32(Dtype d, Value* raw) {
@@ -1385,10 +1392,7 @@ class Emitter {
     Value* a = wide(s.tensors[0].dtype, a_raw);
     Value* b = wide(s.tensors[1].dtype, b_raw);
     auto k = [&](int64_t c) { return ConstantInt::get(v64, static_cast<uint64_t>(c)); };
-    auto clamp = [&](Value* v, int64_t lo, int64_t hi) {
-      v = b_.CreateSelect(b_.CreateICmpSLT(v, k(lo)), k(lo), v);
-      return b_.CreateSelect(b_.CreateICmpSGT(v, k(hi)), k(hi), v);
-    };
+    auto kr = [&](int64_t c) { return Reg(k(c)); };  // a select's constant operand (see Reg)
     const int64_t lo32 = sgn ? std::numeric_limits<int32_t>::min() : 0;
     const int64_t hi32 = sgn ? std::numeric_limits<int32_t>::max() : std::numeric_limits<uint32_t>::max();
     auto wrap = [&](Value* v) {
@@ -1397,11 +1401,11 @@ class Emitter {
     };
     Value* saturate = b_.CreateVectorSplat(
         n, b_.CreateICmpNE(b_.CreateLoad(i8_, b_.CreateGEP(i8_, state_, b_.getInt64(kSaturateOffset))), b_.getInt8(0)));
-    auto to32 = [&](Value* v) { return b_.CreateSelect(saturate, clamp(v, lo32, hi32), wrap(v)); };
+    auto to32 = [&](Value* v) { return b_.CreateSelect(saturate, ClampI64(v, lo32, hi32), wrap(v)); };
     auto abs = [&](Value* v) { return Call(Intrinsic::abs, {v, b_.getFalse()}); };
     auto flag = [&](Value* c) { return b_.CreateZExt(c, v64); };
     auto divisor_zero = [&] { return b_.CreateICmpEQ(b, k(0)); };
-    auto safe_divisor = [&] { return b_.CreateSelect(divisor_zero(), k(1), b); };
+    auto safe_divisor = [&] { return b_.CreateSelect(divisor_zero(), kr(1), b); };
     Value* r;
     switch (static_cast<AluOp>(s.alu0)) {
       case AluOp::ADD_INT: r = to32(b_.CreateAdd(a, b)); break;
@@ -1410,21 +1414,21 @@ class Emitter {
       case AluOp::MULT_UINT: {
         // Signed products fit in 63 bits; unsigned ones in 64 (compared unsigned).
         Value* p = b_.CreateMul(a, b);
-        Value* clamped = sgn ? clamp(p, lo32, hi32) : b_.CreateSelect(b_.CreateICmpUGT(p, k(hi32)), k(hi32), p);
+        Value* clamped = sgn ? ClampI64(p, lo32, hi32) : b_.CreateSelect(b_.CreateICmpUGT(p, k(hi32)), kr(hi32), p);
         r = b_.CreateSelect(saturate, clamped, wrap(p));
         break;
       }
       case AluOp::DIVIDE_INT:
       case AluOp::DIVIDE_UINT: {  // by zero → 0; INT_MIN / −1 → INT_MIN
         Value* q = b_.CreateSDiv(a, safe_divisor());
-        if (sgn) q = b_.CreateSelect(b_.CreateAnd(b_.CreateICmpEQ(a, k(lo32)), b_.CreateICmpEQ(b, k(-1))), k(lo32), q);
-        r = b_.CreateSelect(divisor_zero(), k(0), q);
+        if (sgn) q = b_.CreateSelect(b_.CreateAnd(b_.CreateICmpEQ(a, k(lo32)), b_.CreateICmpEQ(b, k(-1))), kr(lo32), q);
+        r = b_.CreateSelect(divisor_zero(), kr(0), q);
         break;
       }
       case AluOp::MOD:
       case AluOp::MOD_INT:
       case AluOp::MOD_UINT:  // by zero → 0 (INT_MIN % −1 is 0 in 64 bits)
-        r = b_.CreateSelect(divisor_zero(), k(0), b_.CreateSRem(a, safe_divisor()));
+        r = b_.CreateSelect(divisor_zero(), kr(0), b_.CreateSRem(a, safe_divisor()));
         break;
       case AluOp::IS_EQUAL_INT: r = flag(b_.CreateICmpEQ(a, b)); break;
       case AluOp::IS_NE_INT: r = flag(b_.CreateICmpNE(a, b)); break;
@@ -1446,11 +1450,7 @@ class Emitter {
       case AluOp::IS_LT_UINT: r = flag(b_.CreateICmpSLT(a, b)); break;
       default: r = k(0); break;  // AMAX/AMIN: accepted by no DVE op (validation rejects them)
     }
-    const Dtype dst = s.tensors.back().dtype;
-    const int bits = 8 * DtypeSize(dst);
-    const int64_t lo = IsSignedIntDtype(dst) ? -(int64_t{1} << (bits - 1)) : 0;
-    const int64_t hi = IsSignedIntDtype(dst) ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
-    return b_.CreateTrunc(clamp(r, lo, hi), FixedVectorType::get(RawType(dst), n));
+    return SaturateInto(s.tensors.back().dtype, r);
   }
   // kernels/alu.h Bitvec, lane-wise on i32 vectors (shift amounts modulo 32).
   Value* Bits(uint8_t op, Value* a, Value* b) {
@@ -1565,8 +1565,8 @@ class Emitter {
   Value *args_ = nullptr, *state_ = nullptr, *rt_ = nullptr, *ctxp_ = nullptr;
   Value *lanes_ = nullptr, *mask_ = nullptr, *cb_ = nullptr;
   int channels_ = 0;
-  Value* arg_shift_ = nullptr;
-  Value* row_lane_ = nullptr;  // the lane of a lane-major repeat (RowLoop)  // i64 slot offset of the current repeat copy, if any
+  Value* arg_shift_ = nullptr;  // i64 slot offset of the current repeat copy, if any
+  Value* row_lane_ = nullptr;   // the lane of a lane-major repeat (RowLoop)
   bool no_transpose_plan_ = false;
   std::vector<Value*> values_;
   GlobalVariable* recip8_ = nullptr;

@@ -68,7 +68,7 @@ constexpr const char* kDeniedFeatures[] = {"avx512bf16", "avxneconvert"};
 // What emitted the code, part of every cache key: a hash of the sources of the IR, the code
 // generator, the engine and what they read (the host memory layout, the number formats), made
 // at build time (jit/revision.cmake).
-constexpr const char* kEngineRevision = DVEJIT_CODE_REVISION;
+constexpr const char* kCodeRevision = DVEJIT_CODE_REVISION;
 
 // The module being compiled on this thread, for the fatal-error message.
 thread_local const std::string* tls_current_module = nullptr;
@@ -427,7 +427,7 @@ std::pair<std::unique_ptr<llvm::LLVMContext>, std::unique_ptr<llvm::Module>> Eng
 }
 
 std::string Engine::VersionKey() const {
-  return absl::StrCat("llvm=", LLVM_VERSION_STRING, ";engine=", kEngineRevision, ";cpu=", cpu_,
+  return absl::StrCat("llvm=", LLVM_VERSION_STRING, ";code=", kCodeRevision, ";cpu=", cpu_,
                       ";features=", features_, ";opt=", options_.optimize ? 1 : 0);
 }
 
