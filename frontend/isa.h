@@ -44,6 +44,9 @@ enum class Opcode : uint8_t {
 #include "frontend/opcodes.def"
 };
 enum class Tier : uint8_t { A, B, Unsupported };
+// The execution profile (validation.md §4): `device` also checks the table set's roster and
+// turns ImmLd/PtrMulti into logged no-ops.
+enum class Profile : uint8_t { Contract, Device };
 enum class AluClass : uint8_t { None, Arith, Bitvec };
 
 struct OpcodeInfo {

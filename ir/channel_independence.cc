@@ -75,7 +75,8 @@ bool InPlaceSafe(const TensorOperand& src, const TensorOperand& dst) {
 bool IsElementwise(Op op) {
   return op == Op::BackProp || op == Op::TensorScalar || op == Op::TensorTensor ||
          op == Op::Reciprocal || op == Op::Copy || op == Op::Cast || op == Op::Memset ||
-         op == Op::BitsScalar || op == Op::BitsTensor || op == Op::IntTensor || op == Op::Predicated;
+         op == Op::BitsScalar || op == Op::BitsTensor || op == Op::IntTensor || op == Op::Predicated ||
+         op == Op::PtrMulti;
 }
 
 // Why the instruction cannot run as compiled statements ("" when it can).
@@ -104,7 +105,7 @@ void ChannelIndependence(Function& f, std::span<const Instruction> resolved) {
     Stmt& s = f.stmts[i];
     if (s.dead || s.op == Op::Interp || s.op == Op::PramLoad) continue;
     const bool memory = s.op == Op::Stats || s.op == Op::Aggregate || s.op == Op::GradSums ||
-                        s.op == Op::Max8 || s.op == Op::Find8 || s.op == Op::ReadIndices ||
+                        s.op == Op::Max8 || s.op == Op::Find8 || s.op == Op::ReadIndices || s.op == Op::ImmLoad ||
                         IsElementwise(s.op);
     if (!memory) continue;
     const std::string why = SelfHazard(resolved[s.source], s.op, f.gen);

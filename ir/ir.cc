@@ -33,12 +33,15 @@ std::string LaneFieldName(LaneField f) {
   const int i = static_cast<int>(f);
   if (i < static_cast<int>(LaneField::Mv0)) return kNames[i];
   if (i < static_cast<int>(LaneField::Idx0)) return Cat("mv", i - static_cast<int>(LaneField::Mv0));
-  return Cat("idx", i - static_cast<int>(LaneField::Idx0));
+  if (i < static_cast<int>(LaneField::Imm0)) return Cat("idx", i - static_cast<int>(LaneField::Idx0));
+  return Cat("imm", i - static_cast<int>(LaneField::Imm0));
 }
 
 bool WritesLaneField(const Stmt& s, LaneField f) {
   if (s.op == Op::LaneSet) return s.field == f;
-  return s.op == Op::Find8 && static_cast<int>(f) >= static_cast<int>(LaneField::Idx0);
+  const int i = static_cast<int>(f);
+  if (s.op == Op::Find8) return i >= static_cast<int>(LaneField::Idx0) && i < static_cast<int>(LaneField::Imm0);
+  return s.op == Op::ImmLoad && i >= static_cast<int>(LaneField::Imm0);
 }
 
 bool ChainsThroughMemory(Op op) {
@@ -157,6 +160,10 @@ std::string Print(const Function& f) {
       case Op::Copy: case Op::Cast: s += st.flag ? " negate" : ""; break;
       case Op::Predicated: s += st.flag ? " cast" : " copy"; break;
       case Op::Find8: s += st.flag ? " replace" : " index"; break;
+      case Op::ImmLoad: s += st.flag ? " bitvec" : " arith"; break;
+      case Op::PtrMulti:
+        s += Cat(st.flag ? " bitvec " : " arith ", AluOpName(st.alu0), st.reverse ? " rev" : "", " per ", st.element);
+        break;
       case Op::Memset: s += Cat(" %arg", st.arg); break;
       case Op::PramLoad: s += Cat(" entries ", st.element, "..", st.element + 7, " %arg", st.arg); break;
       default: break;
@@ -171,6 +178,7 @@ std::string Print(const Function& f) {
     if (st.dead_store) s += " no-store";
     s += Cat("  ; #", st.source, " n=", st.channels, "\n");
   }
+  for (int k : f.device_noops) s += Cat("  device-noop #", k, "\n");
   s += "}\n";
   return s;
 }
@@ -201,7 +209,7 @@ absl::Status Verify(const Function& f) {
         return fail(Cat("stmt ", i, ": ", OpName(st.op), " cannot be in an element-wise chain"));
     }
     const size_t want = st.op == Op::Find8 ? (st.flag ? 9 : 8)
-                        : st.op == Op::ReadIndices ? 8
+                        : st.op == Op::ReadIndices || st.op == Op::PtrMulti ? 8
                         : st.op == Op::BackProp ? 5
                         : st.op == Op::GradSums || st.op == Op::TensorScalar || st.op == Op::BitsScalar ? 2
                         : st.op == Op::LaneSet ? 1 : 0;

@@ -27,10 +27,11 @@ bool IsGlobal(Op op);  // runs on its own, never inside a channel-block-major re
 // Lane-state fields that the IR forwards as SSA values (semantics.md §1): `bn` (ParamLoad →
 // BackProp), the match keys `mv` and the found indices `idx` (8 slots each; idx values are
 // 32-bit integers carried as f32 bits).
-enum class LaneField : uint8_t { N, Mean, A, B, C, Mv0, Idx0 = Mv0 + 8, kCount = Idx0 + 8 };
+enum class LaneField : uint8_t { N, Mean, A, B, C, Mv0, Idx0 = Mv0 + 8, Imm0 = Idx0 + 8, kCount = Imm0 + 8 };
 inline constexpr int kLaneFields = static_cast<int>(LaneField::kCount);
 inline LaneField Mv(int slot) { return static_cast<LaneField>(static_cast<int>(LaneField::Mv0) + slot); }
 inline LaneField Idx(int slot) { return static_cast<LaneField>(static_cast<int>(LaneField::Idx0) + slot); }
+inline LaneField Imm(int slot) { return static_cast<LaneField>(static_cast<int>(LaneField::Imm0) + slot); }
 std::string LaneFieldName(LaneField f);
 
 // A tensor operand: where it lives is an argument (the host address of channel 0's start
@@ -54,12 +55,13 @@ struct Stmt {
   // Op-specific attributes.
   int arg = -1;          // Const: argument slot (32-bit value); PramLoad: first of 8 slots
   Dtype dtype = Dtype::FP32;  // PtrRead: dtype read; Const: FP32 value
-  int64_t element = 0;   // ElemRead: element index; PramLoad: first entry
+  int64_t element = 0;   // ElemRead: element index; PramLoad: first entry; PtrMulti: elements per scalar
   LaneField field = LaneField::N;  // LaneGet / LaneSet
   uint8_t alu0 = 0, alu1 = 0, reverse = 0;  // TensorScalar ops / TensorTensor alu0
   bool flag = false;     // Stats: parity split; TensorScalar: rsqrt form; Copy, Cast: negate;
                          // PtrRead: the raw bits extended to 32 (bitvec scalars), not fp32;
-                         // IntTensor: signed; Predicated: cast; Find8: replace (MatchReplace8)
+                         // IntTensor: signed; Predicated: cast; Find8: replace (MatchReplace8);
+                         // ImmLoad, PtrMulti: bitvec
   bool dead = false;     // removed by a pass (kept so ValueIds stay stable)
   // Element-wise chains (FuseElementwiseChains): the statement runs in the row loop of the
   // element-wise statement before it; forward[i] ≥ 0 names the earlier statement of the chain
@@ -69,7 +71,8 @@ struct Stmt {
   std::vector<ValueId> forward;
   bool dead_store = false;
 };
-// Whether the statement writes lane field f: a lane.set of it, or find8 for the idx slots.
+// Whether the statement writes lane field f: a lane.set of it, find8 for the idx slots, imm.load
+// for the imm slots.
 bool WritesLaneField(const Stmt& s, LaneField f);
 // The element-wise ops that can join a chain through memory (FuseElementwiseChains): the
 // statements whose value is computed per element from fp32 sources.
@@ -107,6 +110,9 @@ struct Function {
   };
   std::vector<ArgSource> args;
   std::vector<std::string> fallback_reasons;  // why statements run interpreted
+  // Instructions the `device` profile turns into no-ops (ImmLd, PtrMulti): no statements; the
+  // runtime reports them as skipped.
+  std::vector<int> device_noops;
 };
 
 std::string Print(const Function& f);
@@ -116,8 +122,9 @@ absl::Status Verify(const Function& f);
 bool RepeatCopyMatches(const Function& f, const Repeat& r, int copy);
 
 // Lowers a validated, register-resolved stream: every instruction the code generator covers
-// becomes typed statements; any other becomes an Interp statement (reason recorded).
-Function Lower(std::span<const Instruction> program, Generation gen);
+// becomes typed statements; any other becomes an Interp statement (reason recorded). Under the
+// `device` profile ImmLd and PtrMulti become no statements (Function::device_noops).
+Function Lower(std::span<const Instruction> program, Generation gen, Profile profile = Profile::Contract);
 // The ALU ops the code generator implements (the others run interpreted).
 bool JitSupportsAluOp(uint8_t op);
 bool JitSupportsBitvecOp(uint8_t op);

@@ -38,7 +38,9 @@ namespace {
 
 class Lowerer {
  public:
-  Lowerer(std::span<const Instruction> prog, Generation gen) : prog_(prog) { f_.gen = gen; }
+  Lowerer(std::span<const Instruction> prog, Generation gen, Profile profile) : prog_(prog), profile_(profile) {
+    f_.gen = gen;
+  }
 
   Function Run() {
     for (size_t i = 0; i < prog_.size(); ++i) {
@@ -296,6 +298,27 @@ class Lowerer {
         const Op kind = op == Opcode::Copy ? Op::Copy : op == Opcode::Cast ? Op::Cast : Op::Reciprocal;
         return PushKernel(std::move(st), kind, inst, ops);
       }
+      case Opcode::TensorScalarImmLdArith:
+      case Opcode::TensorScalarImmLdBitvec:
+      case Opcode::TensorScalarPtrMultiArith:
+      case Opcode::TensorScalarPtrMultiBitvec: {
+        if (profile_ == Profile::Device) {  // logged no-ops (semantics.md §6.2)
+          f_.device_noops.push_back(index_);
+          return "";
+        }
+        Stmt st;
+        st.flag = inst.info().alu_class == AluClass::Bitvec;
+        if (op == Opcode::TensorScalarImmLdArith || op == Opcode::TensorScalarImmLdBitvec)
+          return PushKernel(std::move(st), Op::ImmLoad, inst, ops);
+        const auto s = inst.as<S4D4_TSM>();
+        if (!(st.flag ? JitSupportsBitvecOp(s.op) : JitSupportsAluOp(s.op)))
+          return Cat("ALU op ", AluOpName(s.op), " is not compiled yet");
+        for (int w = 0; w < 8; ++w) st.operands.push_back(LaneGet(Imm(w), n));
+        st.alu0 = s.op;
+        st.reverse = s.reverse_operands;
+        st.element = int64_t{s.src.num[0]} * s.src.num[1] * s.src.num[2];  // elements per scalar
+        return PushKernel(std::move(st), Op::PtrMulti, inst, ops);
+      }
       case Opcode::LoadParameterRam: {
         Stmt st;
         st.op = Op::PramLoad;
@@ -313,14 +336,15 @@ class Lowerer {
   }
 
   std::span<const Instruction> prog_;
+  Profile profile_;
   Function f_;
   int index_ = 0;
 };
 
 }  // namespace
 
-Function Lower(std::span<const Instruction> program, Generation gen) {
-  return Lowerer(program, gen).Run();
+Function Lower(std::span<const Instruction> program, Generation gen, Profile profile) {
+  return Lowerer(program, gen, profile).Run();
 }
 
 }  // namespace dvejit::ir

@@ -33,9 +33,10 @@ void RerollRepeats(Function& f);
 
 // Lower + the passes above, the verifier after every pass in debug builds and always at the end.
 // With `fuse` false every instruction is a region of its own and lane state goes through
-// memory (the unfused baseline that `dvejit bench` measures).
+// memory (the unfused baseline that `dvejit bench` measures). `profile` decides what ImmLd and
+// PtrMulti lower to (see Lower).
 absl::StatusOr<Function> BuildIR(std::span<const Instruction> resolved, Generation gen,
-                                 bool fuse = true);
+                                 bool fuse = true, Profile profile = Profile::Contract);
 // Splits every region at instruction boundaries (no channel-block-major fusion).
 void SplitRegionsPerInstruction(Function& f);
 

@@ -7,8 +7,8 @@
 namespace dvejit::ir {
 
 absl::StatusOr<Function> BuildIR(std::span<const Instruction> resolved, Generation gen,
-                                 bool fuse) {
-  Function f = Lower(resolved, gen);
+                                 bool fuse, Profile profile) {
+  Function f = Lower(resolved, gen, profile);
   using Pass = void (*)(Function&);
   const struct {
     const char* name;

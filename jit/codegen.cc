@@ -45,6 +45,8 @@ constexpr uint64_t kPramOffset = offsetof(MachineState, pram);
 constexpr uint64_t kLanesOffset = offsetof(MachineState, lanes);
 constexpr uint64_t kLaneSize = sizeof(LaneState);
 constexpr uint64_t kSaturateOffset = offsetof(MachineState, saturate);
+constexpr uint64_t kImmCountOffset = offsetof(LaneState, imm_count);
+constexpr uint64_t kImmBitvecOffset = offsetof(LaneState, imm_bitvec);
 uint64_t LaneFieldOffset(ir::LaneField f) {
   switch (f) {
     case ir::LaneField::N: return offsetof(LaneState, bn_n);
@@ -57,7 +59,9 @@ uint64_t LaneFieldOffset(ir::LaneField f) {
   const int i = static_cast<int>(f);
   if (i < static_cast<int>(ir::LaneField::Idx0))
     return offsetof(LaneState, mv) + 4 * static_cast<uint64_t>(i - static_cast<int>(ir::LaneField::Mv0));
-  return offsetof(LaneState, idx) + 4 * static_cast<uint64_t>(i - static_cast<int>(ir::LaneField::Idx0));
+  if (i < static_cast<int>(ir::LaneField::Imm0))
+    return offsetof(LaneState, idx) + 4 * static_cast<uint64_t>(i - static_cast<int>(ir::LaneField::Idx0));
+  return offsetof(LaneState, imm) + 4 * static_cast<uint64_t>(i - static_cast<int>(ir::LaneField::Imm0));
 }
 #pragma GCC diagnostic pop
 
@@ -680,6 +684,8 @@ class Emitter {
       case Op::GradSums: GradSums(s); return nullptr;
       case Op::Max8: Max8(s); return nullptr;
       case Op::Find8: Find8(s); return nullptr;
+      case Op::ImmLoad: ImmLoad(s); return nullptr;
+      case Op::PtrMulti: PtrMulti(s); return nullptr;
       case Op::ReadIndices: {
         std::vector<Value*> indices;
         for (ir::ValueId v : s.operands) indices.push_back(b_.CreateBitCast(Val(v), vi32_));
@@ -1590,6 +1596,46 @@ class Emitter {
       if (Value* p = predicate(srcs)) mask = b_.CreateAnd(mask_, p);
       b_.CreateMaskedScatter(value(srcs, nullptr), ElementPtrs(dst, offs.back()(k)), Align(DtypeSize(dst.dtype)), mask);
     });
+  }
+  // ImmLd (semantics.md §6.2): every active lane's imm[i] := element i of src, as fp32 bits
+  // (arith, widened and not canonicalised: lane state is not a store) or its raw bits
+  // zero-extended (bitvec); then the slot count and the kind.
+  void ImmLoad(const Stmt& s) {
+    const ir::TensorRef& src = s.tensors[0];
+    const int64_t count = src.pattern.Count();
+    for (int64_t i = 0; i < count; ++i) {
+      Value* off = ConstOffset(src, i);
+      Value* bits = s.flag ? b_.CreateZExt(Gather(RawType(src.dtype), ElementPtrs(src, off), DtypeSize(src.dtype)), vi32_)
+                           : b_.CreateBitCast(LoadElem(src, off), vi32_);
+      b_.CreateMaskedScatter(bits, LanePtrs(ir::Imm(static_cast<int>(i))), Align(4), mask_);
+    }
+    Value* lanes = b_.CreateGEP(i8_, state_, b_.getInt64(kLanesOffset));
+    b_.CreateMaskedScatter(b_.CreateVectorSplat(n_, b_.getInt32(static_cast<uint32_t>(count))),
+                           LaneStrided(b_.CreateGEP(i8_, lanes, b_.getInt64(kImmCountOffset)), kLaneSize), Align(4), mask_);
+    b_.CreateMaskedScatter(b_.CreateVectorSplat(n_, b_.getInt8(s.flag ? 1 : 0)),
+                           LaneStrided(b_.CreateGEP(i8_, lanes, b_.getInt64(kImmBitvecOffset)), kLaneSize), Align(1), mask_);
+  }
+  // PtrMulti (semantics.md §6.2): element k of src with scalar imm[k / per_w] (operand w),
+  // reversed when `reverse` is Both, to element k of dst; one loop per scalar.
+  void PtrMulti(const Stmt& s) {
+    const ir::TensorRef& src = s.tensors[0];
+    const ir::TensorRef& dst = s.tensors[1];
+    const int64_t per_w = s.element, count = dst.pattern.Count();
+    auto os = OffsetFn(src), od = OffsetFn(dst);
+    for (int64_t w = 0; per_w > 0 && w * per_w < count; ++w) {
+      Value* scalar = Val(s.operands[static_cast<size_t>(w)]);
+      Loop(b_.getInt64(per_w), [&](Value* j) {
+        Value* k = b_.CreateAdd(b_.getInt64(w * per_w), j);
+        if (!s.flag) {
+          StoreElem(dst, od(k), Stage(s.alu0, LoadElem(src, os(k)), scalar, s.reverse != 0));
+          return;
+        }
+        Value* raw = Gather(RawType(src.dtype), ElementPtrs(src, os(k)), DtypeSize(src.dtype));
+        Value* v = BitsStage(s.alu0, Extend32(src.dtype, raw), b_.CreateBitCast(scalar, vi32_), s.reverse != 0);
+        b_.CreateMaskedScatter(b_.CreateTrunc(v, FixedVectorType::get(RawType(dst.dtype), n_)), ElementPtrs(dst, od(k)),
+                               Align(DtypeSize(dst.dtype)), mask_);
+      });
+    }
   }
   void Copy(const Stmt& s) {
     const ir::TensorRef& src = s.tensors[0];

@@ -7,8 +7,6 @@
 
 namespace dvejit {
 
-enum class Profile : uint8_t { Contract, Device };
-
 // Executes `inst` on `m`. Preconditions: CheckInstruction and CheckExecutable passed for
 // m.gen, every address is in immediate form. Returns false for an instruction that the
 // `device` profile turns into a logged no-op (ImmLd, PtrMulti).

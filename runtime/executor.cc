@@ -282,7 +282,7 @@ bool RunCompiled(Machine& machine, std::span<const Instruction> program, uint64_
     return false;
   }
   bool hit = false;
-  auto compiled = tier.Get(resolved, m.gen, key, &hit, options.jit_fuse);
+  auto compiled = tier.Get(resolved, m.gen, key, &hit, options.jit_fuse, options.profile);
   if (!compiled.ok()) {
     report.tier_notes.push_back(Cat("jit failed, interpreted: ", compiled.status().message()));
     return false;
@@ -303,6 +303,7 @@ bool RunCompiled(Machine& machine, std::span<const Instruction> program, uint64_
   InterpContext ctx{&m, resolved, options.profile, skipped};
   const jit::RtTable& rt = jit::DefaultRtTable(&InterpCallback);
   cs.fn(args.data(), &m, &rt, &ctx);
+  for (int k : cs.device_noops) ctx.skipped[static_cast<size_t>(k)] = 1;
   for (size_t i = 0; i < resolved.size(); ++i)
     Account(report, program[i], static_cast<int64_t>(i), ctx.skipped[i] == 0, options);
   report.tier = "jit";

@@ -96,17 +96,19 @@ absl::StatusOr<std::pair<std::string, std::string>> JitTier::IrText(
 }
 
 absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::Get(
-    std::span<const Instruction> resolved, Generation gen, uint64_t key, bool* hit, bool fuse) {
+    std::span<const Instruction> resolved, Generation gen, uint64_t key, bool* hit, bool fuse,
+    Profile profile) {
   std::lock_guard<std::mutex> lock(mu_);
   if (auto s = EnsureEngine(); !s.ok()) return s;
-  const uint64_t bytes_key = key ^ (fuse ? 0 : 0x9E3779B97F4A7C15ull);
+  const uint64_t bytes_key = key ^ (fuse ? 0 : 0x9E3779B97F4A7C15ull) ^
+                             (profile == Profile::Device ? 0xD3B1CE5EC0DE0001ull : 0);
   if (auto it = by_bytes_.find(bytes_key); it != by_bytes_.end()) {
     *hit = true;
     return it->second;
   }
   // Same shape, other addresses or immediates: the IR (which prints no argument values) and
   // the engine's version key identify the code.
-  auto f = ir::BuildIR(resolved, gen, fuse);
+  auto f = ir::BuildIR(resolved, gen, fuse, profile);
   if (!f.ok()) return f.status();
   const std::string text = ir::Print(*f) + engine_->VersionKey();
   const uint64_t shape_key = Hash(text.data(), text.size());
@@ -136,6 +138,7 @@ absl::StatusOr<std::shared_ptr<CompiledStream>> JitTier::CompileLocked(const ir:
   compiled->fn = reinterpret_cast<jit::StreamFn>(*fn);
   compiled->args = f.args;
   compiled->fallback_reasons = f.fallback_reasons;
+  compiled->device_noops = f.device_noops;
   int interpreted = 0;
   for (const ir::Stmt& s : f.stmts)
     if (!s.dead && s.op == ir::Op::Interp) ++interpreted;

@@ -25,6 +25,7 @@ struct CompiledStream {
   jit::StreamFn fn = nullptr;
   std::vector<ir::Function::ArgSource> args;
   std::vector<std::string> fallback_reasons;  // instructions that run interpreted, and why
+  std::vector<int> device_noops;  // instructions the device profile skipped (ir::Function)
   int compiled_instructions = 0;
   double compile_ms = 0;
 };
@@ -35,17 +36,20 @@ class JitTier {
 
   // The compiled form of a register-resolved stream, compiling it on a miss. `hit` tells whether
   // it came from the cache. Errors: the JIT is unavailable, or compilation failed.
-  // `fuse` false compiles every instruction as its own region (the unfused baseline).
+  // `fuse` false compiles every instruction as its own region (the unfused baseline); `profile`
+  // is the run's (it decides what ImmLd/PtrMulti compile to).
   absl::StatusOr<std::shared_ptr<const CompiledStream>> Get(std::span<const Instruction> resolved,
                                                             Generation gen, bool* hit,
-                                                            bool fuse = true) {
-    return Get(resolved, gen, StreamKey(resolved, gen), hit, fuse);
+                                                            bool fuse = true,
+                                                            Profile profile = Profile::Contract) {
+    return Get(resolved, gen, StreamKey(resolved, gen), hit, fuse, profile);
   }
   // The same with the stream's key already computed (StreamKey of `resolved`): a run hashes
   // its stream once for the validated check, the run count and the lookup.
   absl::StatusOr<std::shared_ptr<const CompiledStream>> Get(std::span<const Instruction> resolved,
                                                             Generation gen, uint64_t key, bool* hit,
-                                                            bool fuse = true);
+                                                            bool fuse = true,
+                                                            Profile profile = Profile::Contract);
   // A 64-bit key of a stream's exact bytes and generation.
   static uint64_t StreamKey(std::span<const Instruction> program, Generation gen);
   // Compiles without consulting or filling the cache (cold compile-time measurements).

@@ -561,6 +561,51 @@ TEST(JitDifferential, SearchOpsMatch) {
   }
 }
 
+// ImmLd then PtrMulti (semantics.md §6.2): the loaded slots, count and kind in lane state, and
+// each element with its slot's scalar, for arith and bitvec dtypes, both operand orders, W from 1
+// to 8 (slots beyond the loaded count keep their contents), strided sources; under the device
+// profile both are no-ops on every tier, reported as skipped.
+TEST(JitDifferential, ImmLdPtrMultiMatch) {
+  const Fixture fx(31);
+  const struct {
+    const char *kind, *imm_dtype, *in, *out, *op;
+  } kCases[] = {
+      {"Arith", "fp32", "fp32", "fp32", "mult"},       {"Arith", "bf16", "bf16", "fp16", "subtract"},
+      {"Arith", "int16", "fp32", "bf16", "max"},       {"Arith", "uint8", "fp16", "fp32", "add"},
+      {"Arith", "fp8e4", "fp32", "int8", "is_gt"},     {"Bitvec", "uint16", "uint16", "uint16", "bitwise_xor"},
+      {"Bitvec", "int32", "int32", "int32", "logical_shift_right"}, {"Bitvec", "uint8", "uint8", "uint8", "bitwise_and"},
+  };
+  for (const auto& c : kCases)
+    for (const char* n : {"n=1", "n=17", "n=128"})
+      for (const int w : {1, 3, 8})
+        for (const char* rev : {"none", "both"}) {
+          const std::string text = absl::StrCat(
+              "TensorScalarImmLd", c.kind, " src=sbuf[0]+0x40[", std::min(w, 5), ":2] dtype=", c.imm_dtype, " ", n, "\n",
+              "TensorScalarPtrMulti", c.kind, " src=sbuf[0]+0x100[5:1,2:10,1:1,", w, ":24] in_dtype=", c.in,
+              " out_dtype=", c.out, " op=", c.op, " op_dim=xyz reverse_operands=", rev, " ", n,
+              " dst=sbuf[0]+0x2000[", 10 * w, ":1]\n");
+          auto prog = Assemble(text, Generation::Cayman);
+          ASSERT_TRUE(prog.ok()) << prog.status() << "\n" << text;
+          for (const Profile profile : {Profile::Contract, Profile::Device}) {
+            Machine interp(Generation::Cayman), jit(Generation::Cayman);
+            fx.Load(interp, 3);
+            fx.Load(jit, 3);
+            RunOptions o;
+            o.profile = profile;
+            const RunReport ri = RunProgram(interp, *prog, o);
+            ASSERT_TRUE(ri.status.ok()) << ri.status << "\n" << text;
+            o.tier = ExecutionTier::Jit;
+            const RunReport rj = RunProgram(jit, *prog, o);
+            ASSERT_TRUE(rj.status.ok()) << rj.status;
+            EXPECT_EQ(rj.tier, "jit");
+            EXPECT_EQ(rj.jit_compiled_instructions, 2) << text;
+            EXPECT_EQ(rj.device_noops, ri.device_noops) << text;
+            EXPECT_EQ(rj.device_noops, profile == Profile::Device ? 2 : 0) << text;
+            EXPECT_EQ(Compare(interp, jit), "") << text;
+          }
+        }
+}
+
 // Tiles of one element-wise op become a repeat (ir RerollRepeats) that runs lane-major: each
 // lane runs every tile before the next lane. Adjacent tiles, tiles that read the previous tile's
 // result, and tiles that overlap their predecessor shifted by one element, against the
