@@ -112,6 +112,16 @@ absl::Status NullArgument(const char* name) {
       dvejit::Location{});
 }
 
+// A getter's body: `out` must not be NULL; then *out = get() unless get() fails.
+template <typename T, typename F>
+absl::Status GetInto(T* out, F&& get) {
+  if (out == nullptr) return NullArgument("value");
+  absl::StatusOr<T> v = get();
+  if (!v.ok()) return v.status();
+  *out = *v;
+  return absl::OkStatus();
+}
+
 // Creates a program (or fails), writing the message to err.
 template <typename F>
 dvejit_status MakeProgram(dvejit_program** out, char* err, size_t err_size, F&& make) {
@@ -242,13 +252,7 @@ dvejit_status dvejit_machine_set_register(dvejit_machine* m, int index, uint32_t
 }
 
 dvejit_status dvejit_machine_get_register(dvejit_machine* m, int index, uint32_t* value) {
-  return Guard(m, [&]() -> absl::Status {
-    if (value == nullptr) return NullArgument("value");
-    auto v = m->session.GetRegister(index);
-    if (!v.ok()) return v.status();
-    *value = *v;
-    return absl::OkStatus();
-  });
+  return Guard(m, [&] { return GetInto(value, [&] { return m->session.GetRegister(index); }); });
 }
 
 dvejit_status dvejit_machine_set_param_ram(dvejit_machine* m, int index, float value) {
@@ -256,13 +260,7 @@ dvejit_status dvejit_machine_set_param_ram(dvejit_machine* m, int index, float v
 }
 
 dvejit_status dvejit_machine_get_param_ram(dvejit_machine* m, int index, float* value) {
-  return Guard(m, [&]() -> absl::Status {
-    if (value == nullptr) return NullArgument("value");
-    auto v = m->session.GetParamRam(index);
-    if (!v.ok()) return v.status();
-    *value = *v;
-    return absl::OkStatus();
-  });
+  return Guard(m, [&] { return GetInto(value, [&] { return m->session.GetParamRam(index); }); });
 }
 
 dvejit_status dvejit_program_assemble(const char* generation, const char* text, size_t text_size,
