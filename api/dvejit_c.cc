@@ -122,21 +122,21 @@ absl::Status GetInto(T* out, F&& get) {
   return absl::OkStatus();
 }
 
-// Creates a program (or fails), writing the message to err.
-template <typename F>
-dvejit_status MakeProgram(dvejit_program** out, char* err, size_t err_size, F&& make) {
+// Creates a handle (or fails), writing the message to err: *out = wrap(*make()).
+template <typename Handle, typename Make, typename Wrap>
+dvejit_status CreateHandle(Handle** out, char* err, size_t err_size, Make&& make, Wrap&& wrap) {
   if (out == nullptr) {
     CopyMessage("usage: out is NULL", err, err_size);
     return DVEJIT_ERR_USAGE;
   }
   *out = nullptr;
   try {
-    absl::StatusOr<dvejit::Program> p = make();
-    if (!p.ok()) {
-      CopyMessage(std::string(p.status().message()), err, err_size);
-      return CodeOf(p.status());
+    auto made = make();
+    if (!made.ok()) {
+      CopyMessage(std::string(made.status().message()), err, err_size);
+      return CodeOf(made.status());
     }
-    *out = new dvejit_program(std::move(*p));
+    *out = wrap(std::move(*made));
     CopyMessage("", err, err_size);
     return DVEJIT_OK;
   } catch (const std::exception& e) {
@@ -145,6 +145,13 @@ dvejit_status MakeProgram(dvejit_program** out, char* err, size_t err_size, F&& 
     CopyMessage("internal: unknown exception", err, err_size);
   }
   return DVEJIT_ERR_INTERNAL;
+}
+
+// Creates a program (or fails), writing the message to err.
+template <typename F>
+dvejit_status MakeProgram(dvejit_program** out, char* err, size_t err_size, F&& make) {
+  return CreateHandle(out, err, err_size, std::forward<F>(make),
+                      [](dvejit::Program p) { return new dvejit_program(std::move(p)); });
 }
 
 }  // namespace
@@ -174,28 +181,14 @@ int dvejit_dtype_size(dvejit_dtype dtype) {
 
 dvejit_status dvejit_machine_create(const char* generation, dvejit_machine** out, char* err,
                                     size_t err_size) {
-  if (out == nullptr) {
-    CopyMessage("usage: out is NULL", err, err_size);
-    return DVEJIT_ERR_USAGE;
-  }
-  *out = nullptr;
-  try {
-    auto session = dvejit::Session::Create(generation != nullptr ? generation : "cayman");
-    if (!session.ok()) {
-      CopyMessage(std::string(session.status().message()), err, err_size);
-      return CodeOf(session.status());
-    }
-    auto* m = new dvejit_machine(std::move(*session));
-    m->generation = m->session.generation();
-    *out = m;
-    CopyMessage("", err, err_size);
-    return DVEJIT_OK;
-  } catch (const std::exception& e) {
-    CopyMessage(std::string("internal: ") + e.what(), err, err_size);
-  } catch (...) {
-    CopyMessage("internal: unknown exception", err, err_size);
-  }
-  return DVEJIT_ERR_INTERNAL;
+  return CreateHandle(
+      out, err, err_size,
+      [&] { return dvejit::Session::Create(generation != nullptr ? generation : "cayman"); },
+      [](dvejit::Session session) {
+        auto* m = new dvejit_machine(std::move(session));
+        m->generation = m->session.generation();
+        return m;
+      });
 }
 
 void dvejit_machine_destroy(dvejit_machine* m) { delete m; }

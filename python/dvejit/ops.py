@@ -299,6 +299,25 @@ def _balanced(length, limit):
 # ---------------------------------------------------------------------------------------------
 # Element-wise ops
 
+def _per_channel_block(name, a, dt, out_dt, width, text):
+    """One instruction per block of up to 128 channels that reads a's rows (dt) and writes
+    `width` out_dt values per channel; text(n, in_off, out_off) is its assembly. (C, width)."""
+    ctx = _context()
+    channels, count = a.shape
+    out = np.empty((channels, width), _np_dtype(out_dt))
+    for c0, n in _chunks(channels, PARTITIONS):
+        def build(n=n):
+            lay = _Layout(ctx.capacity, n)
+            in_off = lay.region("in0", dt, count)
+            out_off = lay.region("out", out_dt, width)
+            return text(n, in_off, out_off), lay.views
+        k = ctx.kernel((name, n, count, dt, out_dt), build)
+        k.views["in0"][...] = a[c0:c0 + n]
+        ctx.run(k)
+        out[c0:c0 + n] = k.views["out"]
+    return out
+
+
 def _map(name, key, operands, out_dtype, scalars, body):
     """Runs an element-wise program over (channels, elements) operands.
 
@@ -462,21 +481,10 @@ def bn_aggr(stats, *, dtype=None, out_dtype="fp32"):
     """BatchNormAggregate: (count, mean, m2) tuples (C, 3k) -> (C, 2) [mean, var] (nki.isa.bn_aggr)."""
     a, dt = _operand(stats, dtype, "stats")
     out_dt = _dtype_name(out_dtype)
-    ctx = _context()
-    channels, count = a.shape
-    out = np.empty((channels, 2), _np_dtype(out_dt))
-    for c0, n in _chunks(channels, PARTITIONS):
-        def build(n=n):
-            lay = _Layout(ctx.capacity, n)
-            s_off = lay.region("in0", dt, count)
-            o_off = lay.region("out", out_dt, 2)
-            return (f"BatchNormAggregate src={_aggr_pattern(s_off, count)} in_dtype={dt} "
-                    f"out_dtype={out_dt} n={n} dst={_t(o_off, 2)}"), lay.views
-        k = ctx.kernel(("bn_aggr", n, count, dt, out_dt), build)
-        k.views["in0"][...] = a[c0:c0 + n]
-        ctx.run(k)
-        out[c0:c0 + n] = k.views["out"]
-    return out
+    count = a.shape[1]
+    return _per_channel_block("bn_aggr", a, dt, out_dt, 2, lambda n, s_off, o_off: (
+        f"BatchNormAggregate src={_aggr_pattern(s_off, count)} in_dtype={dt} "
+        f"out_dtype={out_dt} n={n} dst={_t(o_off, 2)}"))
 
 
 def batch_norm_stats(x, *, dtype=None):
@@ -766,25 +774,14 @@ def max8(x, *, dtype=None, out_dtype="fp32"):
     elements: Max8 per tile, then Max8 over the tiles' results."""
     a, dt = _operand(x, dtype, "x")
     out_dt = _dtype_name(out_dtype)
-    ctx = _context()
     channels, elements = a.shape
     if elements > SEARCH_MAX:
         tiles = _balanced(elements, SEARCH_MAX)
         cands = np.concatenate([max8(a[:, e0:e0 + cnt], dtype=dt) for e0, cnt in tiles], axis=1)
         return max8(cands, dtype="fp32", out_dtype=out_dt)
-    out = np.empty((channels, 8), _np_dtype(out_dt))
-    for c0, n in _chunks(channels, PARTITIONS):
-        def build(n=n):
-            lay = _Layout(ctx.capacity, n)
-            x_off = lay.region("in0", dt, elements)
-            o_off = lay.region("out", out_dt, 8)
-            return (f"Max8 src={_t(x_off, elements)} in_dtype={dt} out_dtype={out_dt} n={n} "
-                    f"dst={_t(o_off, 8)}"), lay.views
-        k = ctx.kernel(("max8", n, elements, dt, out_dt), build)
-        k.views["in0"][...] = a[c0:c0 + n]
-        ctx.run(k)
-        out[c0:c0 + n] = k.views["out"]
-    return out
+    return _per_channel_block("max8", a, dt, out_dt, 8, lambda n, x_off, o_off: (
+        f"Max8 src={_t(x_off, elements)} in_dtype={dt} out_dtype={out_dt} n={n} "
+        f"dst={_t(o_off, 8)}"))
 
 
 def find_index8(x, keys, *, dtype=None, out_dtype="uint32"):
