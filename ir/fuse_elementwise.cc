@@ -1,8 +1,9 @@
 // Element-wise chains through memory: consecutive element-wise statements of a channel-major
 // region over the same rows (each sharing a tensor with an earlier one) run in one row loop; a
 // source that an earlier statement of the chain wrote is taken from its result (no load), and a
-// store that a later statement of the chain overwrites is dropped. Decided on the actual addresses of the resolved stream (the printed IR
-// says what was decided, so the compiled-code cache never mixes streams that differ here).
+// store that a later statement of the chain overwrites is dropped. Decided on the actual
+// addresses of the resolved stream (the printed IR says what was decided, so the compiled-code
+// cache never mixes streams that differ here).
 #include <cstring>
 #include <optional>
 

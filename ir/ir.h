@@ -25,8 +25,8 @@ bool ProducesValue(Op op);
 bool IsGlobal(Op op);  // runs on its own, never inside a channel-block-major region
 
 // Lane-state fields that the IR forwards as SSA values (semantics.md §1): `bn` (ParamLoad →
-// BackProp), the match keys `mv` and the found indices `idx` (8 slots each; idx values are
-// 32-bit integers carried as f32 bits).
+// BackProp), the match keys `mv`, the found indices `idx` and the PtrMulti scalars `imm` (8 slots
+// each; idx and bitvec imm values are 32-bit integers carried as f32 bits).
 enum class LaneField : uint8_t { N, Mean, A, B, C, Mv0, Idx0 = Mv0 + 8, Imm0 = Idx0 + 8, kCount = Imm0 + 8 };
 inline constexpr int kLaneFields = static_cast<int>(LaneField::kCount);
 inline LaneField Mv(int slot) { return static_cast<LaneField>(static_cast<int>(LaneField::Mv0) + slot); }

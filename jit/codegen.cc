@@ -339,12 +339,18 @@ class Emitter {
       default: return b_.CreateSelect(nan, Reg(ConstantInt::get(vi32, num::kCanonicalNaNBits)), bits);  // FP32, FP32R
     }
   }
-  Value* LoadElem(const ir::TensorRef& t, Value* elem_offset) {
-    const int es = DtypeSize(t.dtype);
-    return Widen(t.dtype, Gather(RawType(t.dtype), ElementPtrs(t, elem_offset), es));
+  // Element `elem_offset` of every active lane, raw (the dtype's integer type) or widened to fp32.
+  Value* LoadElemRaw(const ir::TensorRef& t, Value* elem_offset) {
+    return Gather(RawType(t.dtype), ElementPtrs(t, elem_offset), DtypeSize(t.dtype));
+  }
+  Value* LoadElem(const ir::TensorRef& t, Value* elem_offset) { return Widen(t.dtype, LoadElemRaw(t, elem_offset)); }
+  // Raw elements (the dtype's integer type) to element `elem_offset` of the lanes in `mask`, or
+  // fp32 values narrowed to every active lane.
+  void StoreElemRaw(const ir::TensorRef& t, Value* elem_offset, Value* raw, Value* mask) {
+    b_.CreateMaskedScatter(raw, ElementPtrs(t, elem_offset), Align(DtypeSize(t.dtype)), mask);
   }
   void StoreElem(const ir::TensorRef& t, Value* elem_offset, Value* v) {
-    b_.CreateMaskedScatter(Narrow(t.dtype, v), ElementPtrs(t, elem_offset), Align(DtypeSize(t.dtype)), mask_);
+    StoreElemRaw(t, elem_offset, Narrow(t.dtype, v), mask_);
   }
   // Element k's offset for a runtime k: linear patterns by arithmetic, others through a table.
   std::function<Value*(Value*)> OffsetFn(const ir::TensorRef& t) {
@@ -660,9 +666,11 @@ class Emitter {
     }
   }
 
-  Value* LanePtrs(ir::LaneField f) {
-    return LaneStrided(b_.CreateGEP(i8_, state_, b_.getInt64(kLanesOffset + LaneFieldOffset(f))), kLaneSize);
+  // Pointers to the LaneState member at byte `offset` of each lane of the block.
+  Value* LaneMemberPtrs(uint64_t offset) {
+    return LaneStrided(b_.CreateGEP(i8_, state_, b_.getInt64(kLanesOffset + offset)), kLaneSize);
   }
+  Value* LanePtrs(ir::LaneField f) { return LaneMemberPtrs(LaneFieldOffset(f)); }
 
   Value* Statement(const Stmt& s) {
     switch (s.op) {
@@ -670,8 +678,7 @@ class Emitter {
       case Op::PtrRead:
         if (s.flag) {  // bitvec scalar: the element's bits extended to 32, carried as f32 bits
           const ir::TensorRef& t = s.tensors[0];
-          Value* raw = Gather(RawType(t.dtype), ElementPtrs(t, b_.getInt64(0)), DtypeSize(t.dtype));
-          return b_.CreateBitCast(Extend32(t.dtype, raw), vf_);
+          return b_.CreateBitCast(Extend32(t.dtype, LoadElemRaw(t, b_.getInt64(0))), vf_);
         }
         return LoadElem(s.tensors[0], b_.getInt64(0));
       case Op::ElemRead: return LoadElem(s.tensors[0], ConstOffset(s.tensors[0], s.element));
@@ -876,8 +883,8 @@ class Emitter {
   // tensor i, n_ lanes). Why stage: a Welford step is a 6-7 cycle dependency chain per
   // element, so the block's parts must step together to fill the pipes; transposing all parts
   // first in registers spills heavily, and the buffer keeps the step loop at a few registers.
-  // (Measured on the BN statistics: bf16 at 128 × 8192 went from 3.3 to 2.65 times the roof,
-  // fp32 from 1.9 to 1.7. The gradient sums, whose chain is a 4-cycle FMA, ran slower staged:
+  // (Measured on the BN statistics: bf16 at 128 × 8192 went from 2.9-3.3 to 2.5-2.7 times the
+  // roof, fp32 from about 1.9 to 1.6-1.8. The gradient sums, whose chain is a 4-cycle FMA, ran slower staged:
   // they keep TransposedChunks.) Returns how many elements it covered (see TransposedChunks).
   template <typename Step>
   int64_t StagedChunks(const std::vector<const ir::TensorRef*>& ts, int64_t count, Step step) {
@@ -1203,8 +1210,7 @@ class Emitter {
     for (size_t k = 0; k < indices.size(); ++k) {
       Value* v = indices[k];
       if (dst.dtype == Dtype::UINT16) v = Call(Intrinsic::umin, {v, ConstantInt::get(vi32_, 0xFFFF)});
-      b_.CreateMaskedScatter(b_.CreateTrunc(v, vt), ElementPtrs(dst, ConstOffset(dst, static_cast<int64_t>(k))),
-                             Align(DtypeSize(dst.dtype)), mask_);
+      StoreElemRaw(dst, ConstOffset(dst, static_cast<int64_t>(k)), b_.CreateTrunc(v, vt), mask_);
     }
   }
   // kernels FindIndex8 / MatchReplace8 across the block's channels: for each element j in
@@ -1590,11 +1596,11 @@ class Emitter {
       std::vector<Value*> srcs;
       for (size_t i = 0; i < nsrc; ++i) {
         const ir::TensorRef& t = s.tensors[i];
-        srcs.push_back(Gather(RawType(t.dtype), ElementPtrs(t, offs[i](k)), DtypeSize(t.dtype)));
+        srcs.push_back(LoadElemRaw(t, offs[i](k)));
       }
       Value* mask = mask_;
       if (Value* p = predicate(srcs)) mask = b_.CreateAnd(mask_, p);
-      b_.CreateMaskedScatter(value(srcs, nullptr), ElementPtrs(dst, offs.back()(k)), Align(DtypeSize(dst.dtype)), mask);
+      StoreElemRaw(dst, offs.back()(k), value(srcs, nullptr), mask);
     });
   }
   // ImmLd (semantics.md §6.2): every active lane's imm[i] := element i of src, as fp32 bits
@@ -1605,15 +1611,11 @@ class Emitter {
     const int64_t count = src.pattern.Count();
     for (int64_t i = 0; i < count; ++i) {
       Value* off = ConstOffset(src, i);
-      Value* bits = s.flag ? b_.CreateZExt(Gather(RawType(src.dtype), ElementPtrs(src, off), DtypeSize(src.dtype)), vi32_)
-                           : b_.CreateBitCast(LoadElem(src, off), vi32_);
+      Value* bits = s.flag ? b_.CreateZExt(LoadElemRaw(src, off), vi32_) : b_.CreateBitCast(LoadElem(src, off), vi32_);
       b_.CreateMaskedScatter(bits, LanePtrs(ir::Imm(static_cast<int>(i))), Align(4), mask_);
     }
-    Value* lanes = b_.CreateGEP(i8_, state_, b_.getInt64(kLanesOffset));
-    b_.CreateMaskedScatter(b_.CreateVectorSplat(n_, b_.getInt32(static_cast<uint32_t>(count))),
-                           LaneStrided(b_.CreateGEP(i8_, lanes, b_.getInt64(kImmCountOffset)), kLaneSize), Align(4), mask_);
-    b_.CreateMaskedScatter(b_.CreateVectorSplat(n_, b_.getInt8(s.flag ? 1 : 0)),
-                           LaneStrided(b_.CreateGEP(i8_, lanes, b_.getInt64(kImmBitvecOffset)), kLaneSize), Align(1), mask_);
+    b_.CreateMaskedScatter(Splat(b_.getInt32(static_cast<uint32_t>(count))), LaneMemberPtrs(kImmCountOffset), Align(4), mask_);
+    b_.CreateMaskedScatter(Splat(b_.getInt8(s.flag ? 1 : 0)), LaneMemberPtrs(kImmBitvecOffset), Align(1), mask_);
   }
   // PtrMulti (semantics.md §6.2): element k of src with scalar imm[k / per_w] (operand w),
   // reversed when `reverse` is Both, to element k of dst; one loop per scalar.
@@ -1630,10 +1632,9 @@ class Emitter {
           StoreElem(dst, od(k), Stage(s.alu0, LoadElem(src, os(k)), scalar, s.reverse != 0));
           return;
         }
-        Value* raw = Gather(RawType(src.dtype), ElementPtrs(src, os(k)), DtypeSize(src.dtype));
-        Value* v = BitsStage(s.alu0, Extend32(src.dtype, raw), b_.CreateBitCast(scalar, vi32_), s.reverse != 0);
-        b_.CreateMaskedScatter(b_.CreateTrunc(v, FixedVectorType::get(RawType(dst.dtype), n_)), ElementPtrs(dst, od(k)),
-                               Align(DtypeSize(dst.dtype)), mask_);
+        Value* v = BitsStage(s.alu0, Extend32(src.dtype, LoadElemRaw(src, os(k))), b_.CreateBitCast(scalar, vi32_),
+                             s.reverse != 0);
+        StoreElemRaw(dst, od(k), b_.CreateTrunc(v, FixedVectorType::get(RawType(dst.dtype), n_)), mask_);
       });
     }
   }
@@ -1644,14 +1645,14 @@ class Emitter {
     Type* et = RawType(src.dtype);
     auto os = OffsetFn(src), od = OffsetFn(dst);
     Loop(b_.getInt64(src.pattern.Count()), [&](Value* k) {
-      Value* raw = Gather(et, ElementPtrs(src, os(k)), es);
+      Value* raw = LoadElemRaw(src, os(k));
       if (s.flag) {
         auto* vt = FixedVectorType::get(et, n_);
         raw = IsFloatDtype(src.dtype)
                   ? b_.CreateXor(raw, ConstantInt::get(vt, APInt::getSignMask(8 * es)))
                   : b_.CreateSub(Constant::getNullValue(vt), raw);
       }
-      b_.CreateMaskedScatter(raw, ElementPtrs(dst, od(k)), Align(es), mask_);
+      b_.CreateMaskedScatter(raw, ElementPtrs(dst, od(k)), Align(es), mask_);  // src's element bytes
     });
   }
 
