@@ -1,6 +1,7 @@
 #include "jit/engine.h"
 
 #include <algorithm>
+#include <csetjmp>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -73,13 +74,45 @@ constexpr const char* kCodeRevision = DVEJIT_CODE_REVISION;
 // The module being compiled on this thread, for the fatal-error message.
 thread_local const std::string* tls_current_module = nullptr;
 
+// Where an LLVM fatal error on this thread returns to, while RunTrappingFatalErrors runs.
+struct FatalErrorTrap {
+  std::jmp_buf env;
+  std::string reason;
+};
+thread_local FatalErrorTrap* tls_fatal_error_trap = nullptr;
+
 void FatalErrorHandler(void* /*user_data*/, const char* reason, bool /*gen_crash_diag*/) {
-  // LLVM exits the process after this returns; say as much as we can first.
+  if (FatalErrorTrap* trap = tls_fatal_error_trap; trap != nullptr) {
+    // Inside the engine's compile: back to RunTrappingFatalErrors, which makes it an error.
+    tls_fatal_error_trap = nullptr;
+    trap->reason = reason;
+    std::longjmp(trap->env, 1);
+  }
+  // Elsewhere LLVM exits the process after this returns; say as much as we can first.
   const std::string* module = tls_current_module;
   std::fprintf(stderr, "dvejit: LLVM fatal error%s%s%s: %s\n",
                module != nullptr ? " while compiling module '" : "",
                module != nullptr ? module->c_str() : "", module != nullptr ? "'" : "", reason);
   std::fflush(stderr);
+}
+
+// Runs `fn`. Returns false, with LLVM's message in `reason`, when an LLVM fatal error (for
+// example "Cannot select" in instruction selection) ended it: the handler above jumps back
+// here instead of letting LLVM end the process. This is what llvm::CrashRecoveryContext does
+// for fatal errors, without its process-wide signal handlers. The frames jumped over are not
+// unwound: what they owned is leaked, and the LLVM objects they used must not be used again.
+bool RunTrappingFatalErrors(absl::FunctionRef<void()> fn, std::string* reason) {
+  FatalErrorTrap trap;
+  FatalErrorTrap* const outer = tls_fatal_error_trap;
+  tls_fatal_error_trap = &trap;
+  if (setjmp(trap.env) != 0) {
+    tls_fatal_error_trap = outer;
+    *reason = std::move(trap.reason);
+    return false;
+  }
+  fn();
+  tls_fatal_error_trap = outer;
+  return true;
 }
 
 void InitializeLlvmOnce(bool install_handler) {
@@ -310,7 +343,15 @@ class DiskObjectCache : public llvm::ObjectCache {
 // Engine
 
 Engine::Engine(const EngineOptions& options) : options_(options) {}
-Engine::~Engine() = default;
+Engine::~Engine() {
+  if (disabled_.load()) {
+    // After an LLVM fatal error the JIT session's state is unknown (a materialisation was cut
+    // short): never tear it down. The code it made stays mapped; the object cache it refers to
+    // stays too.
+    (void)jit_.release();
+    (void)object_cache_.release();
+  }
+}
 
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineOptions& options) {
   std::unique_ptr<Engine> engine(new Engine(options));
@@ -487,10 +528,17 @@ absl::StatusOr<void*> Engine::Compile(std::unique_ptr<llvm::LLVMContext> ctx_in,
     ++failures_;
     return absl::InvalidArgumentError("Engine::Compile: the module is not in the given context");
   }
+  if (disabled_.load()) {
+    absl::MutexLock lock(&stats_mu_);
+    ++failures_;
+    return absl::FailedPreconditionError(absl::StrCat(
+        "this JIT engine takes no more modules after an LLVM fatal error: ", disabled_reason_));
+  }
   const std::string name = m->getModuleIdentifier();
   ScopedModuleName scoped_name(&name);
 
-  absl::StatusOr<void*> result = [&]() -> absl::StatusOr<void*> {
+  absl::StatusOr<void*> result = absl::InternalError("not compiled");
+  auto compile = [&]() -> absl::StatusOr<void*> {
     if (absl::Status s = CheckModule(*m, data_layout(), triple(), options_.reject_fast_math);
         !s.ok()) {
       return s;
@@ -519,7 +567,18 @@ absl::StatusOr<void*> Engine::Compile(std::unique_ptr<llvm::LLVMContext> ctx_in,
       return s;
     }
     return addr->toPtr<void*>();
-  }();
+  };
+  std::string fatal;
+  if (!RunTrappingFatalErrors([&] { result = compile(); }, &fatal)) {
+    // The module, its context and the session that was compiling them are in an unknown state:
+    // leak them, and take no more modules (the caller may make a new engine).
+    (void)m.release();
+    (void)ctx.release();
+    result = absl::InternalError(
+        absl::StrCat("LLVM fatal error while compiling module '", name, "': ", fatal));
+    absl::MutexLock lock(&stats_mu_);
+    if (!disabled_.exchange(true)) disabled_reason_ = std::string(result.status().message());
+  }
 
   absl::MutexLock lock(&stats_mu_);
   if (result.ok()) {
@@ -538,19 +597,29 @@ absl::StatusOr<std::string> Engine::CompileToAssembly(llvm::Module& m) {
       !s.ok()) {
     return s;
   }
-  if (options_.optimize) {
-    if (absl::Status s = OptimizeModule(m); !s.ok()) return s;
+  absl::StatusOr<std::string> result = absl::InternalError("not compiled");
+  auto compile = [&]() -> absl::StatusOr<std::string> {
+    if (options_.optimize) {
+      if (absl::Status s = OptimizeModule(m); !s.ok()) return s;
+    }
+    auto tm = jtmb_->createTargetMachine();
+    if (!tm) return ToStatus(tm.takeError(), "cannot create the target machine");
+    llvm::SmallString<4096> text;
+    llvm::raw_svector_ostream os(text);
+    llvm::legacy::PassManager pm;
+    if ((*tm)->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_AssemblyFile)) {
+      return absl::InternalError("the target machine cannot emit assembly");
+    }
+    pm.run(m);
+    return std::string(text.str());
+  };
+  std::string fatal;
+  if (!RunTrappingFatalErrors([&] { result = compile(); }, &fatal)) {
+    // Only this call's own target machine and passes were involved: the engine stays usable.
+    return absl::InternalError(
+        absl::StrCat("LLVM fatal error while compiling module '", name, "': ", fatal));
   }
-  auto tm = jtmb_->createTargetMachine();
-  if (!tm) return ToStatus(tm.takeError(), "cannot create the target machine");
-  llvm::SmallString<4096> text;
-  llvm::raw_svector_ostream os(text);
-  llvm::legacy::PassManager pm;
-  if ((*tm)->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_AssemblyFile)) {
-    return absl::InternalError("the target machine cannot emit assembly");
-  }
-  pm.run(m);
-  return std::string(text.str());
+  return result;
 }
 
 absl::Status Engine::RegisterSymbol(const std::string& name, void* address) {

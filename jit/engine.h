@@ -44,10 +44,11 @@ struct EngineOptions {
   std::string object_cache_dir;
   // Run the small explicit pass pipeline (Engine::OptimizeModule) before codegen.
   bool optimize = true;
-  // Install (once per process) an LLVM fatal-error handler that prints the message with the name
-  // of the module being compiled. LLVM still exits the process after a *fatal* error (its API
-  // gives no safe way back: exit(1), or abort() where it asks for crash diagnostics); every
-  // ordinary error is returned as a Status.
+  // Install (once per process) an LLVM fatal-error handler. A fatal error (for example "Cannot
+  // select" in instruction selection) raised while Compile or CompileToAssembly runs becomes
+  // their error instead of ending the process; see Engine::Compile. Elsewhere the handler
+  // prints the message, with the module being compiled, and LLVM ends the process as usual.
+  // Without the handler, a fatal error ends the process. Ordinary errors are always Statuses.
   bool install_fatal_error_handler = true;
   // Reject (InvalidArgument) modules with fast-math flags on any instruction: they would let
   // LLVM reassociate, contract or drop signed zeros, and JIT results must match tier 0 bit for bit.
@@ -107,12 +108,23 @@ class Engine {
   // the module does not define it). Thread-safe. Each call gets its own symbol namespace, so two
   // modules may define the same symbol name. The module's name is its object-cache key (with
   // VersionKey()): modules with the same name must have the same contents.
+  //
+  // An LLVM fatal error while compiling is Internal ("LLVM fatal error while compiling module
+  // ..."), and the process goes on. LLVM's state is then unknown, so the module is leaked and
+  // the engine is disabled(): later Compile calls fail (FailedPrecondition); addresses it
+  // returned before stay valid, and its JIT session is never torn down. Make a new engine to
+  // compile more. (Only fatal errors are caught; LLVM's unreachable/assertion paths are not.)
   absl::StatusOr<void*> Compile(std::unique_ptr<llvm::LLVMContext> ctx,
                                 std::unique_ptr<llvm::Module> m, const std::string& symbol);
 
+  // True after an LLVM fatal error in Compile (see there).
+  bool disabled() const { return disabled_.load(); }
+
   // Verifies, optimises (if options().optimize) and generates x86 assembly text, with the same
   // target machine configuration as Compile (for tests, `dvejit jit --dump-asm`-style tools).
-  // Modifies `m` (the pipeline and codegen's IR passes run on it).
+  // Modifies `m` (the pipeline and codegen's IR passes run on it). An LLVM fatal error is
+  // returned as Internal; `m` is then in an unknown state (do not use or print it again), and
+  // the engine stays usable (only this call's target machine was involved).
   absl::StatusOr<std::string> CompileToAssembly(llvm::Module& m);
 
   // Runs the engine's pass pipeline on `m` in place (what Compile does when optimize is set):
@@ -142,11 +154,13 @@ class Engine {
   std::unique_ptr<DiskObjectCache> object_cache_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::atomic<uint64_t> next_dylib_{0};
+  std::atomic<bool> disabled_{false};
 
   mutable absl::Mutex stats_mu_;
   uint64_t compiles_ ABSL_GUARDED_BY(stats_mu_) = 0;
   uint64_t failures_ ABSL_GUARDED_BY(stats_mu_) = 0;
   absl::Duration compile_time_ ABSL_GUARDED_BY(stats_mu_);
+  std::string disabled_reason_ ABSL_GUARDED_BY(stats_mu_);
 };
 
 // A thread-safe compiled-code cache: stream-shape key -> function pointer.

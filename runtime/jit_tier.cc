@@ -117,9 +117,13 @@ absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::Get(
     by_bytes_[bytes_key] = it->second;
     return it->second;
   }
+  if (auto it = failed_by_shape_.find(shape_key); it != failed_by_shape_.end()) return it->second;
   *hit = false;
   auto compiled = CompileLocked(*f, shape_key, static_cast<int>(resolved.size()));
-  if (!compiled.ok()) return compiled.status();
+  if (!compiled.ok()) {
+    failed_by_shape_[shape_key] = compiled.status();
+    return compiled.status();
+  }
   by_shape_[shape_key] = *compiled;
   by_bytes_[bytes_key] = *compiled;
   return std::shared_ptr<const CompiledStream>(*compiled);
@@ -133,7 +137,15 @@ absl::StatusOr<std::shared_ptr<CompiledStream>> JitTier::CompileLocked(const ir:
   auto [ctx, module] = engine_->NewModule(name);
   if (auto s = jit::EmitStream(f, *module, "stream", engine_->codegen_target()); !s.ok()) return s;
   auto fn = engine_->Compile(std::move(ctx), std::move(module), "stream");
-  if (!fn.ok()) return fn.status();
+  if (!fn.ok()) {
+    if (engine_->disabled()) {
+      // An LLVM fatal error (a code generator bug) disabled the engine: other shapes get a new
+      // one; this stream runs interpreted with the error as its reason.
+      retired_engines_.push_back(std::move(engine_));
+      engine_tried_ = false;
+    }
+    return fn.status();
+  }
   auto compiled = std::make_shared<CompiledStream>();
   compiled->fn = reinterpret_cast<jit::StreamFn>(*fn);
   compiled->args = f.args;

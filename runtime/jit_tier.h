@@ -35,7 +35,8 @@ class JitTier {
   static JitTier& Global();
 
   // The compiled form of a register-resolved stream, compiling it on a miss. `hit` tells whether
-  // it came from the cache. Errors: the JIT is unavailable, or compilation failed.
+  // it came from the cache. Errors: the JIT is unavailable, or compilation failed (remembered
+  // per shape: a shape that failed once is not compiled again).
   // `fuse` false compiles every instruction as its own region (the unfused baseline); `profile`
   // is the run's (it decides what ImmLd/PtrMulti compile to).
   absl::StatusOr<std::shared_ptr<const CompiledStream>> Get(std::span<const Instruction> resolved,
@@ -79,9 +80,13 @@ class JitTier {
 
   std::mutex mu_;
   std::unique_ptr<jit::Engine> engine_;
+  // Engines disabled by an LLVM fatal error, replaced by a new one; kept because streams they
+  // compiled stay in the caches below.
+  std::vector<std::unique_ptr<jit::Engine>> retired_engines_;
   std::string engine_error_;
   bool engine_tried_ = false;
   std::unordered_map<uint64_t, std::shared_ptr<const CompiledStream>> by_bytes_, by_shape_;
+  std::unordered_map<uint64_t, absl::Status> failed_by_shape_;
   std::unordered_map<uint64_t, int64_t> runs_;
   std::unordered_map<uint64_t, bool> validated_;
 };

@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <bit>
-#include <csignal>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -15,7 +14,6 @@
 #include <thread>
 #include <vector>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "absl/strings/match.h"
@@ -374,31 +372,68 @@ TEST(JitEngineTest, SameSymbolInTwoModules) {
   EXPECT_EQ(out[7], 3.0f);
 }
 
-// Valid IR that x86 instruction selection cannot lower (an AArch64 intrinsic): a fatal error.
-void CompileUnselectable() {
-  auto engine = MakeEngine();
-  auto [ctx, m] = engine->NewModule("shape:cannot-select");
+// Valid IR that x86 instruction selection cannot lower (an AArch64 intrinsic): LLVM raises a
+// fatal error ("Cannot select") while generating code.
+BuiltModule BuildUnselectable(Engine& engine, const std::string& name) {
+  auto [ctx, m] = engine.NewModule(name);
   auto* i32 = llvm::Type::getInt32Ty(*ctx);
   auto* fty = llvm::FunctionType::get(i32, {i32, i32}, false);
   auto crc = m->getOrInsertFunction("llvm.aarch64.crc32b", fty);
   auto* f = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, "f", *m);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(*ctx, "entry", f));
   b.CreateRet(b.CreateCall(crc, {f->getArg(0), f->getArg(1)}));
-  (void)engine->Compile(std::move(ctx), std::move(m), "f");
-  std::fprintf(stderr, "no fatal error\n");
-  std::exit(0);
+  return {std::move(ctx), std::move(m)};
 }
 
-// LLVM ends the process on a fatal (codegen) error; the engine's handler names the module first.
-TEST(JitEngineDeathTest, FatalErrorNamesTheModule) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
-  // LLVM calls exit(1), or abort() when it asks for crash diagnostics (instruction selection).
-  auto exit1_or_abort = [](int status) {
-    return (WIFEXITED(status) && WEXITSTATUS(status) == 1) ||
-           (WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
-  };
-  EXPECT_EXIT(CompileUnselectable(), exit1_or_abort,
-              "dvejit: LLVM fatal error while compiling module 'shape:cannot-select'");
+// An LLVM fatal error becomes Compile's error: the process goes on, the engine refuses more
+// modules, what it compiled before still runs, and a new engine compiles again.
+TEST(JitEngineTest, FatalErrorIsAnErrorAndDisablesTheEngine) {
+  auto engine = MakeEngine();
+  BuiltModule add = BuildAdd(*engine, "before_the_error", "kernel");
+  auto f_add = engine->Compile(std::move(add.ctx), std::move(add.module), "kernel");
+  ASSERT_TRUE(f_add.ok()) << f_add.status();
+
+  BuiltModule bad = BuildUnselectable(*engine, "shape:cannot-select");
+  auto failed = engine->Compile(std::move(bad.ctx), std::move(bad.module), "f");
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(failed.status().message()),
+              testing::AllOf(testing::HasSubstr("LLVM fatal error while compiling module "
+                                                "'shape:cannot-select'"),
+                             testing::HasSubstr("Cannot select")));
+  EXPECT_TRUE(engine->disabled());
+  EXPECT_EQ(engine->stats().failures, 1u);
+
+  BuiltModule after = BuildAdd(*engine, "after_the_error", "kernel");
+  auto refused = engine->Compile(std::move(after.ctx), std::move(after.module), "kernel");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(refused.status().message()), testing::HasSubstr("Cannot select"));
+  ExpectAddWorks(*f_add);  // code compiled before the error is still mapped
+
+  auto fresh = MakeEngine();
+  BuiltModule again = BuildAdd(*fresh, "after_the_error", "kernel");
+  auto f_again = fresh->Compile(std::move(again.ctx), std::move(again.module), "kernel");
+  ASSERT_TRUE(f_again.ok()) << f_again.status();
+  ExpectAddWorks(*f_again);
+  engine.reset();          // a disabled engine is destroyed without tearing down its session
+  ExpectAddWorks(*f_add);  // ... so its code stays valid
+}
+
+// CompileToAssembly reports the same fatal error and leaves the engine usable.
+TEST(JitEngineTest, FatalErrorInCompileToAssemblyIsAnError) {
+  auto engine = MakeEngine();
+  BuiltModule bad = BuildUnselectable(*engine, "asm:cannot-select");
+  auto text = engine->CompileToAssembly(*bad.module);
+  ASSERT_FALSE(text.ok());
+  EXPECT_THAT(std::string(text.status().message()),
+              testing::HasSubstr("LLVM fatal error while compiling module 'asm:cannot-select'"));
+  (void)bad.module.release();  // unknown state after the error: never destroyed
+  (void)bad.ctx.release();
+  EXPECT_FALSE(engine->disabled());
+  BuiltModule add = BuildAdd(*engine, "k_add", "kernel");
+  auto f = engine->Compile(std::move(add.ctx), std::move(add.module), "kernel");
+  ASSERT_TRUE(f.ok()) << f.status();
+  ExpectAddWorks(*f);
 }
 
 extern "C" float dvejit_test_helper_twice(float x) { return 2.0f * x; }
