@@ -129,7 +129,7 @@ class Engine {
 
   // Runs the engine's pass pipeline on `m` in place (what Compile does when optimize is set):
   // AlwaysInliner, then per function SROA, EarlyCSE(MemorySSA), InstCombine, SimplifyCFG,
-  // LICM, GVN, InstCombine, SimplifyCFG, ADCE; then GlobalDCE. No vectorisers, no fast-math.
+  // LICM, ADCE; then GlobalDCE. No vectorisers, no fast-math.
   absl::Status OptimizeModule(llvm::Module& m);
 
   // Makes `address` visible to compiled code under `name` (a runtime helper). Register before

@@ -268,7 +268,7 @@ TEST(JitEngineTest, EmitsZmmCodeAndNoContraction) {
   EXPECT_THAT(*muladd_text, Not(HasSubstr("vfmadd")));
 }
 
-// A loop (exercises LICM/GVN/SimplifyCFG): p[i*16 .. i*16+15] *= s for i < n.
+// A loop (exercises LICM and SimplifyCFG): p[i*16 .. i*16+15] *= s for i < n.
 TEST(JitEngineTest, LoopKernel) {
   auto engine = MakeEngine();
   auto [ctx, m] = engine->NewModule("scale_loop");
