@@ -891,8 +891,9 @@ class Emitter {
   // element, so the block's parts must step together to fill the pipes; transposing all parts
   // first in registers spills heavily, and the buffer keeps the step loop at a few registers.
   // (Measured on the BN statistics: bf16 at 128 × 8192 went from 2.9-3.3 to 2.5-2.7 times the
-  // roof, fp32 from about 1.9 to 1.6-1.8. The gradient sums, whose chain is a 4-cycle FMA, ran slower staged:
-  // they keep TransposedChunks.) Returns how many elements it covered (see TransposedChunks).
+  // roof, fp32 from about 1.9 to 1.6-1.8. The gradient sums, whose chain is a 4-cycle FMA, ran
+  // slower staged: they keep TransposedChunks.) Returns how many elements it covered (see
+  // TransposedChunks).
   template <typename Step>
   int64_t StagedChunks(const std::vector<const ir::TensorRef*>& ts, int64_t count, Step step) {
     for (const ir::TensorRef* t : ts)

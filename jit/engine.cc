@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -112,6 +113,22 @@ bool RunTrappingFatalErrors(absl::FunctionRef<void()> fn, std::string* reason) {
   fn();
   tls_fatal_error_trap = outer;
   return true;
+}
+
+// Runs compile(), the compilation of `module`. An LLVM fatal error during it is returned as
+// Internal ("LLVM fatal error while compiling module ..."), with *trapped set.
+template <typename T>
+absl::StatusOr<T> CompileTrappingFatalErrors(const std::string& module,
+                                             absl::FunctionRef<absl::StatusOr<T>()> compile,
+                                             bool* trapped) {
+  std::optional<absl::StatusOr<T>> result;
+  std::string reason;
+  *trapped = !RunTrappingFatalErrors([&] { result.emplace(compile()); }, &reason);
+  if (*trapped) {
+    return absl::InternalError(
+        absl::StrCat("LLVM fatal error while compiling module '", module, "': ", reason));
+  }
+  return *std::move(result);
 }
 
 void InitializeLlvmOnce(bool install_handler) {
@@ -536,7 +553,6 @@ absl::StatusOr<void*> Engine::Compile(std::unique_ptr<llvm::LLVMContext> ctx_in,
   const std::string name = m->getModuleIdentifier();
   ScopedModuleName scoped_name(&name);
 
-  absl::StatusOr<void*> result = absl::InternalError("not compiled");
   auto compile = [&]() -> absl::StatusOr<void*> {
     if (absl::Status s = CheckModule(*m, data_layout(), triple(), options_.reject_fast_math);
         !s.ok()) {
@@ -567,14 +583,13 @@ absl::StatusOr<void*> Engine::Compile(std::unique_ptr<llvm::LLVMContext> ctx_in,
     }
     return addr->toPtr<void*>();
   };
-  std::string fatal;
-  if (!RunTrappingFatalErrors([&] { result = compile(); }, &fatal)) {
+  bool trapped = false;
+  absl::StatusOr<void*> result = CompileTrappingFatalErrors<void*>(name, compile, &trapped);
+  if (trapped) {
     // The module, its context and the session that was compiling them are in an unknown state:
     // leak them, and take no more modules (the caller may make a new engine).
     (void)m.release();
     (void)ctx.release();
-    result = absl::InternalError(
-        absl::StrCat("LLVM fatal error while compiling module '", name, "': ", fatal));
     absl::MutexLock lock(&stats_mu_);
     if (!disabled_.exchange(true)) disabled_reason_ = std::string(result.status().message());
   }
@@ -596,7 +611,6 @@ absl::StatusOr<std::string> Engine::CompileToAssembly(llvm::Module& m) {
       !s.ok()) {
     return s;
   }
-  absl::StatusOr<std::string> result = absl::InternalError("not compiled");
   auto compile = [&]() -> absl::StatusOr<std::string> {
     if (options_.optimize) {
       if (absl::Status s = OptimizeModule(m); !s.ok()) return s;
@@ -612,13 +626,10 @@ absl::StatusOr<std::string> Engine::CompileToAssembly(llvm::Module& m) {
     pm.run(m);
     return std::string(text.str());
   };
-  std::string fatal;
-  if (!RunTrappingFatalErrors([&] { result = compile(); }, &fatal)) {
-    // Only this call's own target machine and passes were involved: the engine stays usable.
-    return absl::InternalError(
-        absl::StrCat("LLVM fatal error while compiling module '", name, "': ", fatal));
-  }
-  return result;
+  // After a fatal error only this call's own target machine and passes were involved: the
+  // engine stays usable.
+  bool trapped = false;
+  return CompileTrappingFatalErrors<std::string>(name, compile, &trapped);
 }
 
 absl::Status Engine::RegisterSymbol(const std::string& name, void* address) {
