@@ -610,11 +610,16 @@ class Emitter {
             if (!f_.stmts[j].dead && ProducesValue(f_.stmts[j].op)) {
               mask_ = b_.CreateICmpULT(lanes_, ConstantInt::get(vi64_, f_.stmts[j].channels));
               channels_ = f_.stmts[j].channels;
+              full_blocks_ = false;
               values_[j] = Statement(f_.stmts[j]);
             }
         }
         mask_ = b_.CreateICmpULT(lanes_, ConstantInt::get(vi64_, s.channels));
         channels_ = s.channels;
+        // Blocks start at multiples of L, so with a multiple of L channels every lane of a block
+        // that runs the statement is active: one that covers all blocks, or one that skips the
+        // blocks past its channels (below).
+        full_blocks_ = s.channels % L == 0 && (s.channels >= max_n || !ProducesValue(s.op));
         auto run = [&] {
           if (chain.size() > 1) return FusedRows(chain);
           Value* v = Statement(s);
@@ -738,11 +743,12 @@ class Emitter {
     b_.SetInsertPoint(done);
   }
   // Host pointer of element `elem` (i64) in lane `lane` (i64 scalar) of the current block.
+  // The lane's offset comes last: with a constant lane, the rows of a block share one address
+  // and differ by constant displacements, which x86 addressing folds into each load.
   Value* RowPtr(const ir::TensorRef& t, Value* lane, Value* elem) {
-    Value* channel = b_.CreateAdd(cb_, lane);
-    Value* off = b_.CreateAdd(b_.CreateMul(channel, b_.getInt64(Pitch(t.space))),
-                              b_.CreateMul(elem, b_.getInt64(DtypeSize(t.dtype))));
-    return b_.CreateGEP(i8_, ArgPtr(t.arg), off);
+    Value* pitch = b_.getInt64(Pitch(t.space));
+    Value* block_elem = b_.CreateAdd(b_.CreateMul(cb_, pitch), b_.CreateMul(elem, b_.getInt64(DtypeSize(t.dtype))));
+    return b_.CreateGEP(i8_, b_.CreateGEP(i8_, ArgPtr(t.arg), block_elem), b_.CreateMul(lane, pitch));
   }
   // W consecutive elements of one lane's row (masked: a tail), raw or widened to fp32.
   Value* LoadRowRaw(const ir::TensorRef& t, Value* lane, Value* elem, Value* tail_mask) {
@@ -885,41 +891,60 @@ class Emitter {
   }
   // The loop of a per-channel recurrence that steps every lane of the block at once, over
   // `count` elements of contiguous tensors: per chunk of W · packing elements, each part's rows
-  // are transposed into a stack buffer of (packed) columns, then a loop over the chunk's element
+  // are transposed into a stack buffer of (packed) columns, and a loop over the chunk's element
   // pairs calls step(k, k % 2, xs) for elements k and k + 1 in order (xs[i]: element k of
   // tensor i, n_ lanes). Why stage: a Welford step is a 6-7 cycle dependency chain per
   // element, so the block's parts must step together to fill the pipes; transposing all parts
   // first in registers spills heavily, and the buffer keeps the step loop at a few registers.
-  // (Measured on the BN statistics: bf16 at 128 × 8192 went from 2.9-3.3 to 2.5-2.7 times the
-  // roof, fp32 from about 1.9 to 1.6-1.8. The gradient sums, whose chain is a 4-cycle FMA, ran
-  // slower staged: they keep TransposedChunks.) Returns how many elements it covered (see
-  // TransposedChunks).
+  // Why two buffers, the next chunk's parts staged from inside the pair loop (one part every
+  // pairs / parts iterations): the step loop is latency-bound, and a whole chunk of it fills
+  // the reorder buffer, so transposes placed after it could not overlap it; spread between its
+  // iterations they fill the idle pipes. (Measured on the BN statistics at 128 × 8192: staging
+  // at all, bf16 from 2.9-3.3 to 2.5-2.7 times the roof, fp32 from about 1.9 to 1.6-1.8;
+  // staging inside the loop, bf16 from 65-77 to 58-60 µs. The gradient sums, whose chain is a
+  // 4-cycle FMA, ran slower staged: they keep TransposedChunks.) Returns how many elements it
+  // covered (see TransposedChunks).
   template <typename Step>
   int64_t StagedChunks(const std::vector<const ir::TensorRef*>& ts, int64_t count, Step step) {
     for (const ir::TensorRef* t : ts)
       if (!ContiguousRow(*t)) return 0;
     const int packing = CommonPacking(ts), per_chunk = W_ * packing, parts = n_ / W_;
     if (count < per_chunk) return 0;
+    const int64_t chunks = count / per_chunk;
     auto* column_type = FixedVectorType::get(i32_, W_);
-    Value* buffer;  // buffer[(i · W + v) · parts + part]: packed column v of tensor i, one part
+    const int64_t half_columns = static_cast<int64_t>(ts.size()) * W_ * parts;
+    Value* buffer;  // buffer[h · half_columns + (i · W + v) · parts + part]: packed column v of tensor i
     {
       IRBuilder<> eb(entry_, entry_->begin());
-      buffer = eb.CreateAlloca(ArrayType::get(column_type, ts.size() * W_ * parts));
+      buffer = eb.CreateAlloca(ArrayType::get(column_type, 2 * half_columns));
     }
-    auto slot = [&](size_t i, Value* v, int part) {
+    auto slot = [&](Value* half, size_t i, Value* v, int part) {
       Value* column = b_.CreateAdd(b_.getInt64(static_cast<int64_t>(i) * W_), v);
-      return b_.CreateGEP(column_type, buffer, b_.CreateAdd(b_.CreateMul(column, b_.getInt64(parts)), b_.getInt64(part)));
+      return b_.CreateGEP(column_type, buffer,
+                          b_.CreateAdd(b_.CreateMul(half, b_.getInt64(half_columns)),
+                                       b_.CreateAdd(b_.CreateMul(column, b_.getInt64(parts)), b_.getInt64(part))));
     };
-    Loop(b_.getInt64(count / per_chunk), [&](Value* chunk) {
+    auto stage = [&](Value* k0, Value* half, int part) {
+      WidthScope w(this, W_);
+      for (size_t i = 0; i < ts.size(); ++i) {
+        const std::vector<Value*> packed = TransposedRows(*ts[i], k0, part, packing);
+        for (int v = 0; v < W_; ++v)
+          b_.CreateAlignedStore(b_.CreateBitCast(packed[v], column_type), slot(half, i, b_.getInt64(v), part), Align(64));
+      }
+    };
+    for (int part = 0; part < parts; ++part) stage(b_.getInt64(0), b_.getInt64(0), part);  // chunk 0 into half 0
+    const int pairs = per_chunk / 2;
+    Loop(b_.getInt64(chunks), [&](Value* chunk) {
       Value* k0 = b_.CreateMul(chunk, b_.getInt64(per_chunk));
-      ForEachPart([&](int part) {
-        for (size_t i = 0; i < ts.size(); ++i) {
-          const std::vector<Value*> packed = TransposedRows(*ts[i], k0, part, packing);
-          for (int v = 0; v < W_; ++v)
-            b_.CreateAlignedStore(b_.CreateBitCast(packed[v], column_type), slot(i, b_.getInt64(v), part), Align(64));
+      Value* half = b_.CreateAnd(chunk, b_.getInt64(1));
+      Value* next_half = b_.CreateXor(half, b_.getInt64(1));
+      Value* k_next = b_.CreateAdd(k0, b_.getInt64(per_chunk));
+      Value* has_next = b_.CreateICmpULT(chunk, b_.getInt64(chunks - 1));
+      Loop(b_.getInt64(pairs), [&](Value* pair) {
+        for (int part = 0; part < parts; ++part) {
+          Value* now = b_.CreateAnd(has_next, b_.CreateICmpEQ(pair, b_.getInt64(part * pairs / parts)));
+          If(now, [&] { stage(k_next, next_half, part); });
         }
-      });
-      Loop(b_.getInt64(per_chunk / 2), [&](Value* pair) {
         for (int s = 0; s < 2; ++s) {
           Value* e = b_.CreateAdd(b_.CreateMul(pair, b_.getInt64(2)), b_.getInt64(s));  // element k0 + e
           Value* v = b_.CreateUDiv(e, b_.getInt64(packing));
@@ -929,7 +954,7 @@ class Emitter {
             std::vector<Value*> pieces;
             for (int part = 0; part < parts; ++part) {
               WidthScope w(this, W_);
-              Value* packed = b_.CreateAlignedLoad(column_type, slot(i, v, part), Align(64));
+              Value* packed = b_.CreateAlignedLoad(column_type, slot(half, i, v, part), Align(64));
               pieces.push_back(UnpackField(ts[i]->dtype, packed, packing, field));
             }
             xs.push_back(Concat(pieces));
@@ -984,6 +1009,9 @@ class Emitter {
   }
   // Lane l of the block if its channel is active, else lane 0 (i64 scalar).
   Value* ActiveOrFirst(int l) {
+    // A constant lane keeps each row's address a constant offset from the block's (row loads
+    // need no registers of their own; selected lanes cost a register or a spill each).
+    if (full_blocks_) return b_.getInt64(l);
     Value* active = b_.CreateICmpULT(b_.CreateAdd(cb_, b_.getInt64(l)), b_.getInt64(channels_));
     return b_.CreateSelect(active, b_.getInt64(l), b_.getInt64(0));
   }
@@ -1682,6 +1710,7 @@ class Emitter {
   Value *args_ = nullptr, *state_ = nullptr, *rt_ = nullptr, *ctxp_ = nullptr;
   Value *lanes_ = nullptr, *mask_ = nullptr, *cb_ = nullptr;
   int channels_ = 0;
+  bool full_blocks_ = false;  // every lane of the current block is active for the statement
   Value* arg_shift_ = nullptr;  // i64 slot offset of the current repeat copy, if any
   Value* row_lane_ = nullptr;   // the lane of a lane-major repeat (RowLoop)
   bool no_transpose_plan_ = false;
