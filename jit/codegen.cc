@@ -743,12 +743,16 @@ class Emitter {
     b_.SetInsertPoint(done);
   }
   // Host pointer of element `elem` (i64) in lane `lane` (i64 scalar) of the current block.
-  // The lane's offset comes last: with a constant lane, the rows of a block share one address
-  // and differ by constant displacements, which x86 addressing folds into each load.
+  // A constant lane's offset comes last: the rows of a block then share one address and differ
+  // by constant displacements, which x86 addressing folds into each load. A variable lane's
+  // comes first, with the block's: the row's start then leaves loops over its elements.
   Value* RowPtr(const ir::TensorRef& t, Value* lane, Value* elem) {
     Value* pitch = b_.getInt64(Pitch(t.space));
-    Value* block_elem = b_.CreateAdd(b_.CreateMul(cb_, pitch), b_.CreateMul(elem, b_.getInt64(DtypeSize(t.dtype))));
-    return b_.CreateGEP(i8_, b_.CreateGEP(i8_, ArgPtr(t.arg), block_elem), b_.CreateMul(lane, pitch));
+    Value* elem_off = b_.CreateMul(elem, b_.getInt64(DtypeSize(t.dtype)));
+    if (isa<ConstantInt>(lane))
+      return b_.CreateGEP(i8_, b_.CreateGEP(i8_, ArgPtr(t.arg), b_.CreateAdd(b_.CreateMul(cb_, pitch), elem_off)),
+                          b_.CreateMul(lane, pitch));
+    return b_.CreateGEP(i8_, ArgPtr(t.arg), b_.CreateAdd(b_.CreateMul(b_.CreateAdd(cb_, lane), pitch), elem_off));
   }
   // W consecutive elements of one lane's row (masked: a tail), raw or widened to fp32.
   Value* LoadRowRaw(const ir::TensorRef& t, Value* lane, Value* elem, Value* tail_mask) {
