@@ -570,19 +570,20 @@ class Emitter {
   // ---- regions ----
   absl::Status ChannelMajorRegion(const ir::Region& r) {
     int max_n = 0;
-    bool staged = false;
+    bool welford = false;
     for (int i = r.begin; i < r.end; ++i) {
       if (f_.stmts[i].dead) continue;
       max_n = std::max(max_n, f_.stmts[i].channels);
-      staged |= StepsPartsTogether(f_.stmts[i]);
+      welford |= f_.stmts[i].op == Op::Stats;
     }
     if (max_n == 0) return absl::OkStatus();
-    // Channels per block. Two hardware vectors where a recurrence steps both together
-    // (StepsPartsTogether): one vector, bf16 statistics at 128 × 8192 ran about 25 % slower. One
-    // vector otherwise: the block streams half as many rows at once, and a BN backward chain's
-    // second sweep finds a 16-channel block's rows in the L2 (measured against two with the
-    // sums a part at a time: the chain 4-10 % faster at 128 × 8192 and 16384, fp32 and bf16).
-    const int L = max_n > W_ && staged ? kStagedVectorsPerBlock * W_ : W_;
+    // Channels per block. Two hardware vectors where the region has Welford statistics: their
+    // step is a 6-cycle chain, and StagedChunks steps both vectors of a block together (one
+    // vector: bf16 statistics at 128 × 8192 about 25 % slower). One vector otherwise: the block
+    // streams half as many rows at once, and a BN backward chain's second sweep finds a
+    // 16-channel block's rows in the L2 (measured against two: the chain 4-10 % faster at
+    // 128 × 8192 and 16384, fp32 and bf16; the gradient sums alone 10 % faster).
+    const int L = max_n > W_ && welford ? kWelfordVectorsPerBlock * W_ : W_;
     WidthScope lanes(this, L);
     const int blocks = (max_n + L - 1) / L;
     Loop(b_.getInt64(blocks), [&](Value* block) {
@@ -904,9 +905,9 @@ class Emitter {
   // the reorder buffer, so transposes placed after it could not overlap it; spread between its
   // iterations they fill the idle pipes. (Measured on the BN statistics at 128 × 8192: staging
   // at all, bf16 from 2.9-3.3 to 2.5-2.7 times the roof, fp32 from about 1.9 to 1.6-1.8;
-  // staging inside the loop, bf16 from 65-77 to 58-60 µs. The gradient sums use it for
-  // 2-byte data, see StepsPartsTogether.) Returns how many elements it covered (see
-  // TransposedChunks).
+  // staging inside the loop, bf16 from 65-77 to 58-60 µs. The gradient sums, whose chain is a
+  // 4-cycle FMA, ran slower staged: they keep TransposedChunks.) Returns how many elements it
+  // covered (see TransposedChunks).
   template <typename Step>
   int64_t StagedChunks(const std::vector<const ir::TensorRef*>& ts, int64_t count, Step step) {
     for (const ir::TensorRef* t : ts)
@@ -1086,15 +1087,6 @@ class Emitter {
     if (row_lane_ != nullptr) row(row_lane_);
     else Loop(b_.getInt64(n_), row);
   }
-  // Statements whose per-channel recurrence steps a two-vector block's parts together
-  // (StagedChunks), so that two independent chains fill the pipes: the Welford statistics (a
-  // 6-7 cycle chain per element), and the gradient sums over 2-byte data. (Sums over fp32 keep
-  // one-vector blocks: staged with two, the BN backward chain at 128 × 8192 ran 239-240 against
-  // 256-296 µs; over bf16 it ran 176-181 against 188-192, and 362-367 against 380-419 at 16384.)
-  static bool StepsPartsTogether(const Stmt& s) {
-    if (s.op == Op::Stats) return true;
-    return s.op == Op::GradSums && CommonPacking({&s.tensors[0], &s.tensors[1]}) > 1;
-  }
   // Element-wise statements over contiguous rows: their code is a RowLoop.
   static bool IsRowStatement(const Stmt& s) {
     switch (s.op) {
@@ -1232,18 +1224,14 @@ class Emitter {
       for (int i = 0; i < 3; ++i) b_.CreateStore(v[i], slots[i]);
     };
     const int64_t count = x.pattern.Count();
-    // A block of two vectors (StepsPartsTogether) steps both parts together; one vector steps
-    // its part with the columns in registers.
     const int64_t done =
-        n_ > W_ ? StagedChunks({&x, &dy}, count,
-                               [&](Value*, int, const std::vector<Value*>& xs) { store(step(load(), xs[0], xs[1], mu, vf, vf2)); })
-                : TransposedChunks({&x, &dy}, count, [&](Value*, int part, const std::vector<std::vector<Value*>>& cols) {
-                    const std::array<Value*, 3> all = load();
-                    std::array<Value*, 3> sums = {Part(all[0], part), Part(all[1], part), Part(all[2], part)};
-                    Value *mu_p = Part(mu, part), *vf_p = Part(vf, part), *vf2_p = Part(vf2, part);
-                    for (size_t j = 0; j < cols[0].size(); ++j) sums = step(sums, cols[0][j], cols[1][j], mu_p, vf_p, vf2_p);
-                    store({WithPart(all[0], part, sums[0]), WithPart(all[1], part, sums[1]), WithPart(all[2], part, sums[2])});
-                  });
+        TransposedChunks({&x, &dy}, count, [&](Value*, int part, const std::vector<std::vector<Value*>>& cols) {
+          const std::array<Value*, 3> all = load();
+          std::array<Value*, 3> sums = {Part(all[0], part), Part(all[1], part), Part(all[2], part)};
+          Value *mu_p = Part(mu, part), *vf_p = Part(vf, part), *vf2_p = Part(vf2, part);
+          for (size_t j = 0; j < cols[0].size(); ++j) sums = step(sums, cols[0][j], cols[1][j], mu_p, vf_p, vf2_p);
+          store({WithPart(all[0], part, sums[0]), WithPart(all[1], part, sums[1]), WithPart(all[2], part, sums[2])});
+        });
     if (done < count) {
       auto ox = OffsetFn(x), ody = OffsetFn(dy);
       Loop(b_.getInt64(count - done), [&](Value* j) {
@@ -1712,10 +1700,9 @@ class Emitter {
   Module& m_;
   LLVMContext& ctx_;
   IRBuilder<> b_;
-  // Hardware vectors of channels per block in channel-major regions with a StepsPartsTogether
-  // statement
+  // Hardware vectors of channels per block in channel-major regions with Welford statistics
   // (see ChannelMajorRegion; other regions use one).
-  static constexpr int kStagedVectorsPerBlock = 2;
+  static constexpr int kWelfordVectorsPerBlock = 2;
   const int W_;  // f32 lanes of a hardware vector
   const bool byte_permute_;  // vpermi2b available (CodegenTarget)
   int n_ = 0;    // lanes of the vectors being emitted (SetWidth)
