@@ -570,20 +570,27 @@ class Emitter {
   // ---- regions ----
   absl::Status ChannelMajorRegion(const ir::Region& r) {
     int max_n = 0;
-    bool welford = false;
+    bool welford = false, narrow_welford = true;
     for (int i = r.begin; i < r.end; ++i) {
       if (f_.stmts[i].dead) continue;
       max_n = std::max(max_n, f_.stmts[i].channels);
-      welford |= f_.stmts[i].op == Op::Stats;
+      if (f_.stmts[i].op != Op::Stats) continue;
+      welford = true;
+      narrow_welford &= DtypeSize(f_.stmts[i].tensors[0].dtype) == 2;
     }
     if (max_n == 0) return absl::OkStatus();
     // Channels per block. Two hardware vectors where the region has Welford statistics: their
     // step is a 6-cycle chain, and StagedChunks steps both vectors of a block together (one
-    // vector: bf16 statistics at 128 × 8192 about 25 % slower). One vector otherwise: the block
+    // vector: bf16 statistics at 128 × 8192 about 25 % slower). Four when every statistic
+    // reads 2-byte data: eight chains in flight instead of four, and a bf16 chunk's 16 pair
+    // iterations leave room for four parts' staging (benchmark medians at 128 × 8192 bf16,
+    // five alternating runs: 1.74-2.24 against 2.01-2.42 times the roof; 128 × 512: 2.74-3.26
+    // against 3.11-3.17). Not for fp32: 69-70 → 73-77 µs at 128 × 8192 in a harness (its chunks
+    // have half as many pair iterations to hide four parts' staging in). One vector otherwise: the block
     // streams half as many rows at once, and a BN backward chain's second sweep finds a
     // 16-channel block's rows in the L2 (measured against two: the chain 4-10 % faster at
     // 128 × 8192 and 16384, fp32 and bf16; the gradient sums alone 10 % faster).
-    const int L = max_n > W_ && welford ? kWelfordVectorsPerBlock * W_ : W_;
+    const int L = max_n > W_ && welford ? (narrow_welford ? kNarrowWelfordVectorsPerBlock : kWelfordVectorsPerBlock) * W_ : W_;
     WidthScope lanes(this, L);
     const int blocks = (max_n + L - 1) / L;
     Loop(b_.getInt64(blocks), [&](Value* block) {
@@ -1703,6 +1710,7 @@ class Emitter {
   // Hardware vectors of channels per block in channel-major regions with Welford statistics
   // (see ChannelMajorRegion; other regions use one).
   static constexpr int kWelfordVectorsPerBlock = 2;
+  static constexpr int kNarrowWelfordVectorsPerBlock = 4;  // when every statistic reads 2-byte data
   const int W_;  // f32 lanes of a hardware vector
   const bool byte_permute_;  // vpermi2b available (CodegenTarget)
   int n_ = 0;    // lanes of the vectors being emitted (SetWidth)
