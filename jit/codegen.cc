@@ -562,7 +562,8 @@ class Emitter {
       case AluOp::RE_LU: return Canon(MaxNum(a, F(0.0f)));
       case AluOp::SQUARE: return Canon(b_.CreateFMul(a, a));
       case AluOp::SYMMETRIC_CLAMP:
-        return Canon(Call(Intrinsic::copysign, {MaxNum(Fabs(a), Fabs(b)), a}));  // a canonical (Stage)
+        // Copies a's sign: a stage before this one keeps its NaNs canonical (SeesNaNBits).
+        return Canon(Call(Intrinsic::copysign, {MaxNum(Fabs(a), Fabs(b)), a}));
       case AluOp::POW: return Canon(LaneWiseCall(offsetof(RtTable, pow), a, b));
       case AluOp::MOD: return Canon(LaneWiseCall(offsetof(RtTable, fmod), a, b));
       default: return CanonicalNaN();  // not lowered (ir::JitSupportsAluOp)
@@ -598,12 +599,13 @@ class Emitter {
     // reads 2-byte data: eight chains in flight instead of four, and a bf16 chunk's 16 pair
     // iterations leave room for four parts' staging (benchmark medians at 128 × 8192 bf16,
     // five alternating runs: 1.74-2.24 against 2.01-2.42 times the roof; 128 × 512: 2.74-3.26
-    // against 3.11-3.17). Not for fp32: 69-70 → 73-77 µs at 128 × 8192 in a harness (its chunks
-    // have half as many pair iterations to hide four parts' staging in). One vector otherwise: the block
-    // streams half as many rows at once, and a BN backward chain's second sweep finds a
-    // 16-channel block's rows in the L2 (measured against two: the chain 4-10 % faster at
-    // 128 × 8192 and 16384, fp32 and bf16; the gradient sums alone 10 % faster).
-    const int L = max_n > W_ && welford ? (narrow_welford ? kNarrowWelfordVectorsPerBlock : kWelfordVectorsPerBlock) * W_ : W_;
+    // against 3.11-3.17). Not for fp32: 69-70 → 73-77 µs at 128 × 8192 in a harness (its
+    // chunks have half as many pair iterations to hide four parts' staging in).
+    // One vector otherwise: the block streams half as many rows at once, and a BN backward
+    // chain's second sweep finds a 16-channel block's rows in the L2 (measured against two: the
+    // chain 4-10 % faster at 128 × 8192 and 16384, fp32 and bf16; the sums alone 10 % faster).
+    const int welford_vectors = narrow_welford ? kNarrowWelfordVectorsPerBlock : kWelfordVectorsPerBlock;
+    const int L = max_n > W_ && welford ? welford_vectors * W_ : W_;
     WidthScope lanes(this, L);
     const int blocks = (max_n + L - 1) / L;
     Loop(b_.getInt64(blocks), [&](Value* block) {
