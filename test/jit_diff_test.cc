@@ -335,7 +335,7 @@ TEST(JitDifferential, TwoStageNaNsMatch) {
       std::string text;
       int count = 0;
       for (const std::string& op1 : ops)
-        for (int reverse = 0; reverse < 2; ++reverse) {
+        for (int reverse = 0; reverse < 4; ++reverse) {  // None, First, Second, Both
           if (op0 == "bypass" && op1 != "bypass") continue;  // tensor_scalar_valid_ops
           const char* out = count % 2 ? "bf16" : "fp32";
           char line[512];
