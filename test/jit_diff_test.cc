@@ -408,8 +408,9 @@ TEST(JitDifferential, NewtonDivisionEdgePairs) {
 
 
 // Lays `inputs` (raw bits of `in`) out over 128 channels, converts them with a TensorScalar
-// bypass to `out` on both tiers, and compares everything.
-void ExpectSameConversion(Dtype in, Dtype out, const std::vector<uint32_t>& inputs) {
+// (`stages`: a bypass unless given) to `out` on both tiers, and compares everything.
+void ExpectSameConversion(Dtype in, Dtype out, const std::vector<uint32_t>& inputs,
+                          const std::string& stages = "op0=bypass op1=bypass") {
   const int per = static_cast<int>((inputs.size() + 127) / 128);
   const int in_size = DtypeSize(in);
   Machine interp(Generation::Cayman), jit(Generation::Cayman);
@@ -424,7 +425,7 @@ void ExpectSameConversion(Dtype in, Dtype out, const std::vector<uint32_t>& inpu
   }
   const std::string text = absl::StrCat("TensorScalarArith src=sbuf[0]+0x0[", per, ":1] in_dtype=",
                                         std::string(LookupDtype(static_cast<uint8_t>(in))->asmname), " out_dtype=", std::string(LookupDtype(static_cast<uint8_t>(out))->asmname),
-                                        " n=128 op0=bypass op1=bypass dst=sbuf[0]+0x",
+                                        " n=128 ", stages, " dst=sbuf[0]+0x",
                                         absl::Hex((per * in_size + 63) / 64 * 64), "[", per, ":1]");
   ExpectSameOnMachines(interp, jit, text, 1);
 }
@@ -457,6 +458,23 @@ TEST(JitDifferential, ConversionsEveryPattern) {
     }
     for (uint32_t v : EdgeBits()) f32.push_back(v);
     ExpectSameConversion(Dtype::FP32, d, f32);
+  }
+}
+
+// bf16 → bf16 element-wise rows are stored 32 elements at a time with the paired rounding
+// (codegen PairedBf16: integer round-half-up with a tie fix-up, NaNs by a branch). Every bf16
+// pattern times factors whose products fill the low 16 bits of fp32 (ties to even and odd,
+// values just above and below), overflow to infinity, fall to subnormals and zero, and meet
+// infinities (NaNs from inf · 0, in chunks that are otherwise finite).
+TEST(JitDifferential, PairedBf16StoresMatch) {
+  std::vector<uint32_t> patterns;
+  for (uint32_t v = 0; v < (1u << 16); ++v) patterns.push_back(v);
+  for (const char* stages : {"op0=mult imm0=1.00390625 op1=bypass", "op0=mult imm0=1.0078125 op1=add imm1=1e-40",
+                             "op0=mult imm0=-3.0000002 op1=bypass", "op0=mult imm0=1e30 op1=bypass",
+                             "op0=mult imm0=1e-30 op1=bypass", "op0=mult imm0=0 op1=add imm1=-0",
+                             "op0=add imm0=1.5 op1=mult imm1=0.33333334"}) {
+    SCOPED_TRACE(stages);
+    ExpectSameConversion(Dtype::BFLOAT16, Dtype::BFLOAT16, patterns, stages);
   }
 }
 
