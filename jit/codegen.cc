@@ -1433,7 +1433,7 @@ class Emitter {
         for (int h = 0; h < halves; ++h) results[c].push_back(ElementValue(s, srcs[h], lane));
         if (s.dead_store) continue;
         if (halves == 1) StoreRow(s.tensors.back(), lane, elem, results[c][0], tail);
-        else StorePairedRow(s.tensors.back(), lane, elem, results[c]);
+        else StorePairedRow(s.tensors.back(), lane, elem, results[c], s.op == Op::BackProp);
       }
     };
     bool two_byte = W_ >= 4 && count >= 2 * W_;
@@ -1459,11 +1459,14 @@ class Emitter {
     return halves;
   }
   // The inverse of LoadPairedRow: the halves narrowed and packed back in-lane, one store.
-  void StorePairedRow(const ir::TensorRef& t, Value* lane, Value* elem, const std::vector<Value*>& halves) {
+  // ties_rare: the values come from full-precision fp32 arithmetic (BackProp's fp32
+  // coefficients), so a bf16 tie is about one element in 2^16 (PairedBf16).
+  void StorePairedRow(const ir::TensorRef& t, Value* lane, Value* elem, const std::vector<Value*>& halves,
+                      bool ties_rare = false) {
     auto exact = [&] {
       return PackWords(b_.CreateZExt(Narrow(t.dtype, halves[0]), vi32_), b_.CreateZExt(Narrow(t.dtype, halves[1]), vi32_), 0);
     };
-    Value* packed = t.dtype == Dtype::BFLOAT16 ? PairedBf16(halves[0], halves[1], exact) : exact();
+    Value* packed = t.dtype == Dtype::BFLOAT16 ? PairedBf16(halves[0], halves[1], exact, ties_rare) : exact();
     b_.CreateAlignedStore(packed, RowPtr(t, lane, elem), Align(2));
   }
   // Word `word` (0 low, 1 high) of each dword of a and b (i32 vectors of W lanes), packed in-lane
@@ -1479,21 +1482,33 @@ class Emitter {
   }
   // A paired chunk's bf16 store bits. Round to nearest even on the fp32 bit patterns, leaving
   // the result in the high word, which the pack picks (no shift back):
-  //   y = bits + 0x8000 rounds half up; only a tie leaves y's low word zero, and then clearing
-  //   bit 16 rounds it to even (H even: H + 1 → H; H odd: H + 1 is even already).
+  //   y = bits + 0x8000 rounds half up, which is round to nearest even except at a tie, the
+  //   only case that leaves y's low word zero; there clearing bit 16 rounds back to even
+  //   (H even: H + 1 → H; H odd: H + 1 is even already).
   // The same bits as Narrow's (bits + 0x7FFF + lsb) >> 16 for every non-NaN value, with no
   // shifts (they share two pipes with the subtractions; a BackProp loop in isolation went from
   // 9.2 to 8.0 cycles per 32 elements). NaNs, rare, need the canonical NaN: one unordered
   // compare of the two halves finds any, and then the exact per-lane path (`exact`) runs.
-  Value* PairedBf16(Value* lo, Value* hi, const std::function<Value*()>& exact) {
-    auto rounded = [&](Value* v) {
-      auto k = [&](uint32_t c) { return ConstantInt::get(vi32_, c); };
-      Value* y = b_.CreateAdd(b_.CreateBitCast(v, vi32_), k(0x8000));
+  // With ties_rare the tie fix-up leaves the fast path too: the low words are packed like the
+  // high ones and one word test sends a chunk with a tie to `exact` (7.3 instead of 8.0 cycles
+  // in the same loop). Not for values that ties are common in: a sum of two bf16 values has at
+  // most one bit below bf16's precision, so half of them are ties, and a bf16 product one in
+  // 256; such chunks would take the branch, unpredictably.
+  Value* PairedBf16(Value* lo, Value* hi, const std::function<Value*()>& exact, bool ties_rare) {
+    auto k = [&](uint32_t c) { return ConstantInt::get(vi32_, c); };
+    Value* y_lo = b_.CreateAdd(b_.CreateBitCast(lo, vi32_), k(0x8000));
+    Value* y_hi = b_.CreateAdd(b_.CreateBitCast(hi, vi32_), k(0x8000));
+    Value* needs_exact = b_.CreateOrReduce(b_.CreateFCmpUNO(lo, hi));
+    if (ties_rare) {
+      Value* low_words = PackWords(y_lo, y_hi, 0);
+      Value* tie = b_.CreateOrReduce(b_.CreateICmpEQ(low_words, Constant::getNullValue(low_words->getType())));
+      return FastUnless(b_.CreateOr(needs_exact, tie), PackWords(y_lo, y_hi, 1), exact);
+    }
+    auto to_even = [&](Value* y) {
       Value* not_tie = b_.CreateAdd(b_.CreateAnd(y, k(0xFFFF)), k(0xFFFF));  // bit 16: low word of y non-zero
       return b_.CreateAnd(y, b_.CreateOr(not_tie, k(0xFFFEFFFF)));
     };
-    Value* fast = PackWords(rounded(lo), rounded(hi), 1);
-    return FastUnless(b_.CreateOrReduce(b_.CreateFCmpUNO(lo, hi)), fast, exact);
+    return FastUnless(needs_exact, PackWords(to_even(y_lo), to_even(y_hi), 1), exact);
   }
   void Elementwise(const Stmt& s) {
     const ir::TensorRef& dst = s.tensors.back();

@@ -6,10 +6,13 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DDVEJIT_FUZZ=ON >/dev/null
-cmake --build build-fuzz -j"$(nproc)"
-for target in frontend_fuzz microcode_reader_fuzz; do
+# Only the fuzz targets (they link the frontend alone): the rest of the tree built with clang
+# and the sanitizers took minutes of CI's 20.
+targets=(frontend_fuzz)
+[ -f test/fuzz/microcode_reader_fuzz.cc ] && targets+=(microcode_reader_fuzz)
+cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
+for target in "${targets[@]}"; do
   bin=build-fuzz/test/fuzz/$target
-  [ -x "$bin" ] || continue
   corpus_seed=test/fuzz/corpus/${target%_fuzz}
   [ -d "$corpus_seed" ] || corpus_seed=test/fuzz/corpus/${target%_reader_fuzz}
   work=$(mktemp -d)

@@ -478,6 +478,39 @@ TEST(JitDifferential, PairedBf16StoresMatch) {
   }
 }
 
+// BackProp's bf16 rows take the paired store that sends chunks with a tie to the exact path
+// (PairedBf16's ties_rare). N = 257 makes dy · N a tie for every dy whose product keeps 9
+// significant bits (dy = 1: 257); x = inf or NaN makes NaN chunks through x · C; the second
+// lane state makes general values. Every bf16 pattern appears as x and as dy.
+TEST(JitDifferential, BackPropBf16TiesMatch) {
+  for (const std::array<float, 4>& state :  // mean, B, C, A
+       {std::array<float, 4>{0, 0, 0, 1}, std::array<float, 4>{0.75f, -1.5f, 0.0078125f, -0.33333334f}}) {
+    Machine interp(Generation::Cayman), jit(Generation::Cayman);
+    for (int c = 0; c < 128; ++c) {
+      std::vector<uint8_t> row(0xC50, 0);
+      for (int k = 0; k < 512; ++k) {
+        const uint16_t x = static_cast<uint16_t>(c * 512 + k), dy = static_cast<uint16_t>((c * 512 + k) * 40503u);
+        std::memcpy(&row[2 * k], &x, 2);
+        std::memcpy(&row[0x400 + 2 * k], &dy, 2);
+      }
+      std::memcpy(&row[0xC00], &state[1], 4);  // B, C: ParamLoad2's source elements 0 and 1
+      std::memcpy(&row[0xC04], &state[2], 4);
+      std::memcpy(&row[0xC40], &state[0], 4);  // mean
+      std::memcpy(&row[0xC48], &state[3], 4);  // A
+      for (Machine* m : {&interp, &jit})
+        ASSERT_TRUE(m->Write(Space::Sbuf, c, 1, 0, row, static_cast<uint32_t>(row.size())).ok());
+    }
+    SCOPED_TRACE(absl::StrCat("mean ", state[0], " B ", state[1], " C ", state[2], " A ", state[3]));
+    ExpectSameOnMachines(
+        interp, jit,
+        "BatchNormParamLoad2 src=sbuf[0]+0xC00[2:1] element_count=257 src_dtype=fp32 immediate_dtype=fp32 n=128 "
+        "imm0_ptr=sbuf[0]+0xC40 imm1_ptr=sbuf[0]+0xC48 imm0_src=ptr imm1_src=ptr\n"
+        "BatchNormBackProp in_dtypes=bf16,bf16 out_dtype=bf16 op=bypass n=128 src0=sbuf[0]+0x0[512:1] "
+        "src1=sbuf[0]+0x400[512:1] dst=sbuf[0]+0x800[512:1]",
+        2);
+  }
+}
+
 // The integer band (semantics.md §4.3) compiled: every TensorTensorArith integer op (and MOD on
 // integers) in each signedness it accepts, over random 8/16/32-bit sources led by the edge values
 // (INT_MIN, −1, 0, the width limits), with and without the `saturate` table set; and the scalar
