@@ -1462,7 +1462,7 @@ class Emitter {
   // ties_rare: the values come from full-precision fp32 arithmetic (BackProp's fp32
   // coefficients), so a bf16 tie is about one element in 2^16 (PairedBf16).
   void StorePairedRow(const ir::TensorRef& t, Value* lane, Value* elem, const std::vector<Value*>& halves,
-                      bool ties_rare = false) {
+                      bool ties_rare) {
     auto exact = [&] {
       return PackWords(b_.CreateZExt(Narrow(t.dtype, halves[0]), vi32_), b_.CreateZExt(Narrow(t.dtype, halves[1]), vi32_), 0);
     };
