@@ -1,5 +1,7 @@
 #include "frontend/operands.h"
 
+#include "frontend/address.h"
+
 namespace dvejit {
 namespace {
 
@@ -127,6 +129,15 @@ Operands OperandsOf(const Instruction& inst) {
   }
   o.has_channels = true;
   return o;
+}
+
+bool UsesRegisters(const Instruction& inst) {
+  const Operands ops = OperandsOf(inst);
+  for (int i = 0; i < ops.num_tensors; ++i)
+    if (AddrModeOf(ops.tensors[i].pattern.addr) == AddrMode::Register) return true;
+  for (int i = 0; i < ops.num_pointers; ++i)
+    if (ops.pointers[i].is_register || AddrModeOf(ops.pointers[i].word) == AddrMode::Register) return true;
+  return false;
 }
 
 }  // namespace dvejit

@@ -62,4 +62,8 @@ struct Operands {
 // Operands of a supported (tier A/B) opcode; empty for the others.
 Operands OperandsOf(const Instruction& inst);
 
+// Whether any operand of `inst` takes its address from a register (the runtime resolves those
+// before the interpreter, whose precondition is immediate addresses only).
+bool UsesRegisters(const Instruction& inst);
+
 }  // namespace dvejit

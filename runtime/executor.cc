@@ -36,16 +36,6 @@ absl::Status RuntimeError(std::string_view predicate, std::string_view field,
   return ToStatus(v, Location{index, opcode});
 }
 
-// Whether any operand of `inst` takes its address from a register.
-bool UsesRegisters(const Instruction& inst) {
-  const Operands ops = OperandsOf(inst);
-  for (int i = 0; i < ops.num_tensors; ++i)
-    if (AddrModeOf(ops.tensors[i].pattern.addr) == AddrMode::Register) return true;
-  for (int i = 0; i < ops.num_pointers; ++i)
-    if (ops.pointers[i].is_register || AddrModeOf(ops.pointers[i].word) == AddrMode::Register) return true;
-  return false;
-}
-
 // Replaces every register-sourced address by the register's value (an immediate ADDR4), and
 // re-validates the result: `register_address_valid` (validation.md §1, `runtime`).
 absl::StatusOr<Instruction> ResolveRegisters(const Instruction& inst, const MachineState& m,

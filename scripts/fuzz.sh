@@ -6,9 +6,9 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DDVEJIT_FUZZ=ON >/dev/null
-# Only the fuzz targets (they link the frontend alone): the rest of the tree built with clang
-# and the sanitizers took minutes of CI's 20.
-targets=(frontend_fuzz)
+# Only the fuzz targets (they link the frontend, and the interpreter's kernels): the rest of the
+# tree built with clang and the sanitizers took minutes of CI's 20.
+targets=(frontend_fuzz interpreter_fuzz)
 [ -f test/fuzz/microcode_reader_fuzz.cc ] && targets+=(microcode_reader_fuzz)
 cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
 for target in "${targets[@]}"; do
@@ -16,8 +16,13 @@ for target in "${targets[@]}"; do
   corpus_seed=test/fuzz/corpus/${target%_fuzz}
   [ -d "$corpus_seed" ] || corpus_seed=test/fuzz/corpus/${target%_reader_fuzz}
   work=$(mktemp -d)
+  if [ "$target" = interpreter_fuzz ]; then  # it writes its own seeds (generator.h)
+    corpus_seed=$(mktemp -d)
+    DVEJIT_FUZZ_WRITE_SEEDS="$corpus_seed" "$bin"
+  fi
   echo "fuzz: $target for ${seconds}s (seeds: $corpus_seed)"
   "$bin" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 "$work" "$corpus_seed" 2>&1 | tail -n 5
   rm -rf "$work"
+  [ "$target" = interpreter_fuzz ] && rm -rf "$corpus_seed"
 done

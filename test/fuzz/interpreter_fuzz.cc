@@ -1,0 +1,139 @@
+// libFuzzer target: arbitrary bytes executed by the reference interpreter. Byte 0 picks the
+// generation (bits 0-1) and the profile (bit 2); the rest are 64-byte records. A stream that
+// validates for execution (CheckInstruction, CheckExecutable) runs instruction by instruction on
+// a machine whose memory is exactly the partitions' active bytes: the line between partitions is
+// poisoned, so a kernel that touches a byte validation did not prove in bounds is an ASan report.
+// Register-addressed records (resolved by the runtime first) and operands of more than
+// kMaxFuzzElements elements per channel (slow, not different) are skipped.
+// Seeds: with DVEJIT_FUZZ_WRITE_SEEDS=DIR the target writes random valid records of every
+// opcode of every generation (frontend/generator.h) into DIR and exits; scripts/fuzz.sh starts
+// from those, so no binary corpus is kept in the tree.
+#include <sanitizer/asan_interface.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "frontend/address.h"
+#include "frontend/generator.h"
+#include "frontend/instruction.h"
+#include "frontend/operands.h"
+#include "frontend/validate.h"
+#include "kernels/interpreter.h"
+#include "kernels/state.h"
+
+namespace {
+
+using namespace dvejit;
+
+constexpr int64_t kMaxFuzzElements = 1 << 14;
+constexpr size_t kMaxRecords = 8;
+
+// One generation's memory, allocated and filled once: the contents only steer numerics, and
+// every address an instruction touches comes from its own fields.
+struct Memory {
+  std::unique_ptr<uint8_t[]> sbuf, psum;
+  MachineState state;
+
+  explicit Memory(Generation gen) {
+    state.gen = gen;
+    state.sbuf_pitch = HostPitch(Space::Sbuf, gen);
+    state.psum_pitch = HostPitch(Space::Psum, gen);
+    sbuf = Allocate(Space::Sbuf, gen, state.sbuf_pitch);
+    psum = Allocate(Space::Psum, gen, state.psum_pitch);
+    state.sbuf = sbuf.get();
+    state.psum = psum.get();
+    for (int k = 0; k < kParamRamEntries; ++k) state.pram[k] = 1.0f / static_cast<float>(k + 1);
+  }
+
+  static std::unique_ptr<uint8_t[]> Allocate(Space s, Generation gen, uint32_t pitch) {
+    if (pitch == 0) return nullptr;
+    const size_t bytes = static_cast<size_t>(pitch) * kPartitions;
+    auto p = std::make_unique<uint8_t[]>(bytes);
+    // Every byte pattern somewhere (NaNs, infinities, subnormals, integer extremes).
+    uint32_t x = 0x9E3779B9u;
+    for (size_t i = 0; i < bytes; ++i) {
+      x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+      p[i] = static_cast<uint8_t>(x);
+    }
+    const uint32_t active = ActiveBytes(s, gen);
+    for (int part = 0; part < kPartitions; ++part)
+      ASAN_POISON_MEMORY_REGION(p.get() + static_cast<size_t>(part) * pitch + active, pitch - active);
+    return p;
+  }
+};
+
+Memory& MemoryOf(Generation gen) {
+  static std::unique_ptr<Memory> memories[std::size(kAllGenerations)];
+  const size_t i = static_cast<size_t>(gen) % std::size(kAllGenerations);
+  if (!memories[i]) memories[i] = std::make_unique<Memory>(gen);
+  return *memories[i];
+}
+
+bool Runnable(const Instruction& inst, Generation gen) {
+  if (CheckInstruction(inst, gen) || CheckExecutable(inst, gen) || UsesRegisters(inst)) return false;
+  const Operands ops = OperandsOf(inst);
+  for (int i = 0; i < ops.num_tensors; ++i)
+    if (ops.tensors[i].pattern.Count() > kMaxFuzzElements) return false;
+  return true;
+}
+
+// Three records of each opcode per generation, each alone in an input, and 32 two- to
+// four-record streams per generation.
+void WriteSeeds(const std::string& dir) {
+  std::mt19937_64 rng(20261201);
+  int n = 0;
+  auto write = [&](Generation gen, const std::vector<Instruction>& program) {
+    std::ofstream out(dir + "/seed" + std::to_string(n++), std::ios::binary);
+    out.put(static_cast<char>(gen));
+    for (const Instruction& inst : program)
+      out.write(reinterpret_cast<const char*>(inst.bytes.data()), static_cast<std::streamsize>(inst.bytes.size()));
+  };
+  for (Generation gen : kAllGenerations) {
+    GeneratorOptions opt;
+    opt.gen = gen;
+    opt.max_elements = 512;
+    opt.allow_events = false;
+    for (Opcode op : GeneratableOpcodes(gen))
+      for (int k = 0; k < 3; ++k) {
+        opt.sbuf_hi = k == 2 ? 2048 : 0;  // a small window makes operands overlap
+        write(gen, {GenerateValid(op, rng, opt)});
+      }
+    for (int k = 0; k < 32; ++k) {
+      std::vector<Instruction> program;
+      for (int i = 0; i < 2 + k % 3; ++i) program.push_back(GenerateRandomValid(rng, opt));
+      write(gen, program);
+    }
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  if (const char* dir = std::getenv("DVEJIT_FUZZ_WRITE_SEEDS")) {
+    WriteSeeds(dir);
+    std::exit(0);
+  }
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1 + 64) return 0;
+  const Generation gen = kAllGenerations[data[0] & 3];
+  const Profile profile = data[0] & 4 ? Profile::Device : Profile::Contract;
+  const size_t records = std::min((size - 1) / 64, kMaxRecords);
+  auto program = DecodeStream(std::span<const uint8_t>(data + 1, records * 64));
+  if (!program.ok()) return 0;
+  for (const Instruction& inst : *program)
+    if (!Runnable(inst, gen)) return 0;
+  MachineState& m = MemoryOf(gen).state;
+  for (const Instruction& inst : *program) (void)ExecuteInstruction(inst, m, profile);
+  return 0;
+}
