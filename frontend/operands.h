@@ -15,8 +15,10 @@ struct Pattern {
   int dims = 0;
   int16_t step[4] = {0, 0, 0, 0};
   uint16_t num[4] = {1, 1, 1, 1};
-  int64_t Count() const {
-    int64_t c = 1;
+  // Elements in iteration order, exactly: up to (2^16 − 1)^4, which needs all 64 bits (a valid
+  // pattern with step-0 dimensions can name that many; the runtime refuses more than 2^24).
+  uint64_t Count() const {
+    uint64_t c = 1;
     for (int d = 0; d < dims; ++d) c *= num[d];
     return c;
   }

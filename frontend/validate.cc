@@ -12,7 +12,8 @@
 namespace dvejit {
 namespace {
 
-std::string Num(int64_t v) { return std::to_string(v); }
+template <typename Int>
+std::string Num(Int v) { return std::to_string(v); }
 std::string F32Text(float f) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(f));
@@ -95,14 +96,14 @@ class Checker {
   bool CountKnown(const TensorOperand* t) const {
     return gen_ == Generation::Sunda || !IsNonImmediateMarker(t->pattern.addr);
   }
-  int64_t Count(std::string_view name) const { return Tensor(name)->pattern.Count(); }
+  uint64_t Count(std::string_view name) const { return Tensor(name)->pattern.Count(); }
   bool CountRow(std::initializer_list<std::string_view> operands) const {
     for (std::string_view n : operands)
       if (!CountKnown(Tensor(n))) return false;
     return true;
   }
   bool RequireCount(std::initializer_list<std::string_view> operands, bool ok,
-                    std::string_view pred, std::string_view field, int64_t value,
+                    std::string_view pred, std::string_view field, uint64_t value,
                     std::string_view expected) {
     if (!CountRow(operands)) return true;
     return Require(ok, pred, field, Num(value), expected);
@@ -316,7 +317,7 @@ class Checker {
 
   void S4D2() {
     const auto s = inst_.as<S4D2_BN>();
-    const int64_t src = Count("src"), dst = Count("dst");
+    const uint64_t src = Count("src"), dst = Count("dst");
     switch (inst_.opcode()) {
       case Opcode::BatchNormStats2:
       case Opcode::TransposeBatchNormStats2:
@@ -393,7 +394,7 @@ class Checker {
                              "bnga_valid_immediate_type", "immediate_dtype")) {
       return;
     }
-    const int64_t cx = Count("src0"), cdy = Count("src1");
+    const uint64_t cx = Count("src0"), cdy = Count("src1");
     if (!RequireCount({"src0", "src1"}, cx == cdy, "bnga_src_element_cnt_check",
                       "x elements vs dy elements", cx, Cat("== ", cdy)))
       return;
@@ -429,7 +430,7 @@ class Checker {
   void S2() {
     const auto s = inst_.as<S2_BN>();
     const TensorOperand* src = Tensor("src");
-    const int64_t count = src->pattern.Count();
+    const uint64_t count = src->pattern.Count();
     switch (inst_.opcode()) {
       case Opcode::BatchNormParamLoad: {
         const uint16_t n0 = src->pattern.num[0], n1 = src->pattern.num[1];
@@ -494,7 +495,7 @@ class Checker {
   }
 
   bool TtCounts() {
-    const int64_t c0 = Count("src0"), c1 = Count("src1"), cd = Count("dst");
+    const uint64_t c0 = Count("src0"), c1 = Count("src1"), cd = Count("dst");
     return RequireCount({"src0", "src1"}, c0 == c1, "s3s3d3_tt_src_element_cnt_check",
                         "src0 elements vs src1 elements", c0, Cat("== ", c1)) &&
            RequireCount({"src0", "dst"}, c0 == cd, "s3s3d3_tt_dst_element_cnt_check",
@@ -597,7 +598,7 @@ class Checker {
   void TensorScalar() {
     const auto s = inst_.as<S3D3_TS>();
     const Opcode op = inst_.opcode();
-    const int64_t src = Count("src"), dst = Count("dst");
+    const uint64_t src = Count("src"), dst = Count("dst");
     if (op == Opcode::TensorScalarCacheReduce || op == Opcode::TensorScalarCacheCumulative) {
       const uint8_t op1 = s.op1;
       const bool op1_ok = AluOpExists(op1, gen_) &&
@@ -700,7 +701,7 @@ class Checker {
   void PtrMulti() {
     const auto s = inst_.as<S4D4_TSM>();
     const bool bitvec = inst_.opcode() == Opcode::TensorScalarPtrMultiBitvec;
-    const int64_t src = Count("src"), dst = Count("dst");
+    const uint64_t src = Count("src"), dst = Count("dst");
     RequireCount({"src"}, s.src.num[3] >= 1 && s.src.num[3] <= 8, "has_tsm_num_scalars",
                  "W = src num[3]", s.src.num[3], "1..8") &&
         (bitvec ? Require(AluOpHas(s.op, gen_, BV), "tsm_valid_op", "op", OpName(s.op),
@@ -725,7 +726,7 @@ class Checker {
 
   void MatchReplace() {
     const auto s = inst_.as<S4D4_MR>();
-    const int64_t src = Count("src"), dst = Count("dst");
+    const uint64_t src = Count("src"), dst = Count("dst");
     const std::initializer_list<Dtype> kTypes = {Dtype::FP16,   Dtype::BFLOAT16, Dtype::UINT8, Dtype::UINT16,
                              Dtype::UINT32, Dtype::FP32,     Dtype::INT32};
     RequireCount({"src"}, src <= 16384, "has_match_replace8_src_element_cnt", "src elements",
@@ -739,7 +740,7 @@ class Checker {
   void CopyCastRecip() {
     const auto s = inst_.as<S4D4_TR>();
     const Opcode op = inst_.opcode();
-    const int64_t src = Count("src"), dst = Count("dst");
+    const uint64_t src = Count("src"), dst = Count("dst");
     if (!Require(s.op == 0, "s4d4_tr_zero_op", "op", OpName(s.op), "BYPASS") ||
         !Require(s.mask_enable == 0, "s4d4_tr_mask_disabled", "mask_enable",
                  Num(s.mask_enable), "0") ||
@@ -766,7 +767,7 @@ class Checker {
 
   void MemsetReadIndices() {
     const auto s = inst_.as<D4_MR>();
-    const int64_t dst = Count("dst");
+    const uint64_t dst = Count("dst");
     if (inst_.opcode() == Opcode::Memset) {
       if (!RequireValidDtype(s.dtype, true, "memset_dtype", "dtype") ||
           !RequireCount({"dst"}, s.dst_element_count == dst, "d4_mr_element_count",
@@ -791,7 +792,7 @@ class Checker {
 
   void ReadAccumulator() {
     const auto s = inst_.as<D1_RD>();
-    const int64_t dst = Count("dst");
+    const uint64_t dst = Count("dst");
     Require(s.dst_element_count == 1, "d1_rd_element_count", "dst_element_count",
             Num(s.dst_element_count), "== 1") &&
         RequireCount({"dst"}, dst == 1, "d1_rd_element_count", "dst elements", dst, "== 1") &&

@@ -153,8 +153,8 @@ absl::Status CheckForExecution(const Instruction& inst, int64_t index, Generatio
                     where);
   const Operands ops = OperandsOf(inst);
   for (int i = 0; i < ops.num_tensors; ++i) {
-    const int64_t count = ops.tensors[i].pattern.Count();
-    if (count > kMaxElementsPerOperand)
+    const uint64_t count = ops.tensors[i].pattern.Count();
+    if (count > static_cast<uint64_t>(kMaxElementsPerOperand))
       return ToStatus(MakeViolation(ErrorKind::Unsupported, "element_count_supported",
                                     Cat(ops.tensors[i].name, " elements"), Cat(count),
                                     Cat("<= ", kMaxElementsPerOperand,

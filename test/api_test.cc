@@ -182,6 +182,24 @@ TEST(ApiTest, ErrorsCarryTheirKinds) {
   ASSERT_TRUE(unsupported.ok());
   EXPECT_EQ(ErrorCodeOf(s.Run(*unsupported).status), ErrorCode::Unsupported);
 
+  // Valid, but (2^16 - 1)^4 elements per channel (step-0 dimensions): refused before anything
+  // runs, on every tier. The count overflowed int64 once, passed the limit, and the run hung.
+  auto huge = s.LoadProgram(std::string_view(
+      "Copy src=sbuf[0]+0x0[65535:0,65535:0,65535:0,65535:0] "
+      "dst=sbuf[0]+0x100[65535:0,65535:0,65535:0,65535:0] in_dtype=fp32 out_dtype=fp32 n=1\n"));
+  ASSERT_TRUE(huge.ok()) << huge.status();
+  EXPECT_EQ(ErrorCodeOf(s.Validate(*huge)), ErrorCode::Unsupported);  // valid for the spec; not executable
+  for (RunTier tier : {RunTier::Interp, RunTier::Jit}) {
+    RunConfig config;
+    config.tier = tier;
+    RunResult big = s.Run(*huge, config);
+    EXPECT_EQ(ErrorCodeOf(big.status), ErrorCode::Unsupported);
+    EXPECT_EQ(ViolatedPredicate(big.status), "element_count_supported");
+    EXPECT_NE(std::string(big.status.message()).find("18445618199572250625"), std::string::npos)
+        << big.status;
+    EXPECT_EQ(big.executed, 0);
+  }
+
   // An unsatisfied wait is a runtime error under strict events, after what completed.
   auto waits = s.LoadProgram(std::string_view(
       "Memset dtype=fp32 n=4 dst_element_count=8 set_value=0x3F800000 dst=sbuf[0]+0x0[8:1]\n"

@@ -5,6 +5,7 @@
 #include "frontend/fields.h"
 #include "frontend/instruction.h"
 #include "frontend/isa.h"
+#include "frontend/operands.h"
 
 namespace dvejit {
 namespace {
@@ -65,6 +66,19 @@ TEST(Fields, EveryStructCoversBytes12To63Once) {
     for (int b = 12; b < 64; ++b)
       EXPECT_EQ(covered[b], 1) << StructName(static_cast<StructKind>(s)) << " byte " << b;
   }
+}
+
+// Element counts are exact up to (2^16 - 1)^4, which needs all 64 bits (validation compares them
+// and the runtime's element limit reads them; a signed product overflowed there once).
+TEST(Operands, PatternCountIsExact) {
+  Pattern p;
+  p.dims = 4;
+  for (uint16_t& n : p.num) n = 65535;
+  EXPECT_EQ(p.Count(), 18445618199572250625ull);
+  p.num[3] = 65534;
+  EXPECT_EQ(p.Count(), 18445618199572250625ull - 65535ull * 65535 * 65535);
+  p.dims = 0;
+  EXPECT_EQ(p.Count(), 1u);
 }
 
 TEST(Address, ModesAndPlaces) {
