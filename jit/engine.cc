@@ -525,9 +525,30 @@ absl::Status Engine::OptimizeModule(llvm::Module& m) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<void*> Engine::Compile(std::unique_ptr<llvm::LLVMContext> ctx_in,
-                                      std::unique_ptr<llvm::Module> m_in,
+CompiledCode::~CompiledCode() {
+  if (dylib_ != nullptr) engine_->Release(dylib_);
+}
+
+void Engine::Release(llvm::orc::JITDylib* dylib) {
+  // After an LLVM fatal error the session's state is unknown (see ~Engine): leave it alone.
+  if (disabled_.load()) return;
+  llvm::consumeError(jit_->getExecutionSession().removeJITDylib(*dylib));
+  absl::MutexLock lock(&stats_mu_);
+  ++released_;
+}
+
+absl::StatusOr<void*> Engine::Compile(std::unique_ptr<llvm::LLVMContext> ctx,
+                                      std::unique_ptr<llvm::Module> m,
                                       const std::string& symbol) {
+  auto code = CompileOwned(std::move(ctx), std::move(m), symbol);
+  if (!code.ok()) return code.status();
+  (*code)->dylib_ = nullptr;  // kept until the engine goes
+  return (*code)->address();
+}
+
+absl::StatusOr<std::unique_ptr<CompiledCode>> Engine::CompileOwned(
+    std::unique_ptr<llvm::LLVMContext> ctx_in, std::unique_ptr<llvm::Module> m_in,
+    const std::string& symbol) {
   const absl::Time start = absl::Now();
   // Own both here, the module declared last so that it is destroyed first on every error path
   // (the caller destroys by-value parameters in an unspecified order: context before module
@@ -553,7 +574,7 @@ absl::StatusOr<void*> Engine::Compile(std::unique_ptr<llvm::LLVMContext> ctx_in,
   const std::string name = m->getModuleIdentifier();
   ScopedModuleName scoped_name(&name);
 
-  auto compile = [&]() -> absl::StatusOr<void*> {
+  auto compile = [&]() -> absl::StatusOr<std::pair<void*, llvm::orc::JITDylib*>> {
     if (absl::Status s = CheckModule(*m, data_layout(), triple(), options_.reject_fast_math);
         !s.ok()) {
       return s;
@@ -581,10 +602,10 @@ absl::StatusOr<void*> Engine::Compile(std::unique_ptr<llvm::LLVMContext> ctx_in,
       llvm::consumeError(jit_->getExecutionSession().removeJITDylib(*jd));
       return s;
     }
-    return addr->toPtr<void*>();
+    return std::make_pair(addr->toPtr<void*>(), &*jd);
   };
   bool trapped = false;
-  absl::StatusOr<void*> result = CompileTrappingFatalErrors<void*>(name, compile, &trapped);
+  auto result = CompileTrappingFatalErrors<std::pair<void*, llvm::orc::JITDylib*>>(name, compile, &trapped);
   if (trapped) {
     // The module, its context and the session that was compiling them are in an unknown state:
     // leak them, and take no more modules (the caller may make a new engine).
@@ -595,13 +616,13 @@ absl::StatusOr<void*> Engine::Compile(std::unique_ptr<llvm::LLVMContext> ctx_in,
   }
 
   absl::MutexLock lock(&stats_mu_);
-  if (result.ok()) {
-    ++compiles_;
-    compile_time_ += absl::Now() - start;
-  } else {
+  if (!result.ok()) {
     ++failures_;
+    return result.status();
   }
-  return result;
+  ++compiles_;
+  compile_time_ += absl::Now() - start;
+  return std::unique_ptr<CompiledCode>(new CompiledCode(this, result->second, result->first));
 }
 
 absl::StatusOr<std::string> Engine::CompileToAssembly(llvm::Module& m) {
@@ -653,6 +674,7 @@ EngineStats Engine::stats() const {
     s.compiles = compiles_;
     s.failures = failures_;
     s.compile_time = compile_time_;
+    s.released = released_;
   }
   if (object_cache_ != nullptr) s.object_cache = object_cache_->stats();
   return s;

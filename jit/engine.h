@@ -6,7 +6,8 @@
 // function addresses. An optional on-disk object cache lets a second process skip codegen.
 // CodeCache maps stream-shape keys to compiled functions.
 //
-// Lifetime: every address returned by Engine::Compile stays valid until the Engine is destroyed.
+// Lifetime: every address returned by Engine::Compile stays valid until the Engine is destroyed;
+// CompileOwned's until its CompiledCode is destroyed.
 // Threading: Engine::Compile and every CodeCache method may be called from several threads.
 #ifndef DVEJIT_JIT_ENGINE_H_
 #define DVEJIT_JIT_ENGINE_H_
@@ -32,6 +33,7 @@ class LLVMContext;
 class Module;
 class Triple;
 namespace orc {
+class JITDylib;
 class JITTargetMachineBuilder;
 class LLJIT;
 }  // namespace orc
@@ -69,12 +71,32 @@ struct ObjectCacheStats {
 
 struct EngineStats {
   uint64_t compiles = 0;        // successful Compile calls
+  uint64_t released = 0;        // CompiledCode objects destroyed (their code freed)
   uint64_t failures = 0;        // Compile calls that returned an error
   absl::Duration compile_time;  // wall time spent in successful Compile calls
   ObjectCacheStats object_cache;
 };
 
 class DiskObjectCache;
+class Engine;
+
+// One compiled module's code (Engine::CompileOwned): its address stays valid until this is
+// destroyed, which frees the code. Destroy it before its Engine.
+class CompiledCode {
+ public:
+  ~CompiledCode();
+  CompiledCode(const CompiledCode&) = delete;
+  CompiledCode& operator=(const CompiledCode&) = delete;
+  void* address() const { return address_; }
+
+ private:
+  friend class Engine;
+  CompiledCode(Engine* engine, llvm::orc::JITDylib* dylib, void* address)
+      : engine_(engine), dylib_(dylib), address_(address) {}
+  Engine* engine_;
+  llvm::orc::JITDylib* dylib_;  // nullptr: never freed (Engine::Compile's code)
+  void* address_;
+};
 
 class Engine {
  public:
@@ -116,6 +138,11 @@ class Engine {
   // compile more. (Only fatal errors are caught; LLVM's unreachable/assertion paths are not.)
   absl::StatusOr<void*> Compile(std::unique_ptr<llvm::LLVMContext> ctx,
                                 std::unique_ptr<llvm::Module> m, const std::string& symbol);
+  // Compile, with the code owned by the result: destroying it frees the code (a long-lived
+  // process with a bounded cache of compiled streams does not grow without end).
+  absl::StatusOr<std::unique_ptr<CompiledCode>> CompileOwned(std::unique_ptr<llvm::LLVMContext> ctx,
+                                                             std::unique_ptr<llvm::Module> m,
+                                                             const std::string& symbol);
 
   // True after an LLVM fatal error in Compile (see there).
   bool disabled() const { return disabled_.load(); }
@@ -157,7 +184,11 @@ class Engine {
   std::atomic<bool> disabled_{false};
 
   mutable absl::Mutex stats_mu_;
+  friend class CompiledCode;
+  void Release(llvm::orc::JITDylib* dylib);
+
   uint64_t compiles_ ABSL_GUARDED_BY(stats_mu_) = 0;
+  uint64_t released_ ABSL_GUARDED_BY(stats_mu_) = 0;
   uint64_t failures_ ABSL_GUARDED_BY(stats_mu_) = 0;
   absl::Duration compile_time_ ABSL_GUARDED_BY(stats_mu_);
   std::string disabled_reason_ ABSL_GUARDED_BY(stats_mu_);

@@ -79,12 +79,55 @@ bool JitTier::WasValidated(uint64_t key) {
 }
 void JitTier::MarkValidated(uint64_t key) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (validated_.size() >= kMaxFacts) validated_.clear();
   validated_[key] = true;
 }
 
 int64_t JitTier::CountRun(uint64_t key) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (runs_.size() >= kMaxFacts && runs_.count(key) == 0) runs_.clear();
   return runs_[key]++;
+}
+
+void JitTier::set_capacity(size_t shapes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  capacity_ = shapes < 1 ? 1 : shapes;
+  EvictBeyondCapacity();
+}
+
+size_t JitTier::cached_shapes() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return by_shape_.size();
+}
+
+void JitTier::Touch(CacheEntry& e, uint64_t shape_key) {
+  lru_.erase(e.lru);
+  lru_.push_front(shape_key);
+  e.lru = lru_.begin();
+}
+
+void JitTier::AddBytesKey(CacheEntry& e, uint64_t bytes_key, uint64_t shape_key) {
+  if (e.bytes_keys.size() >= kBytesPerShape) {
+    by_bytes_.erase(e.bytes_keys.front());
+    e.bytes_keys.pop_front();
+  }
+  e.bytes_keys.push_back(bytes_key);
+  by_bytes_[bytes_key] = shape_key;
+}
+
+void JitTier::EvictBeyondCapacity() {
+  if (capacity_ == 0) {
+    const char* env = std::getenv("DVEJIT_JIT_CACHE_STREAMS");
+    capacity_ = env != nullptr && std::atoll(env) > 0 ? static_cast<size_t>(std::atoll(env)) : 512;
+  }
+  while (by_shape_.size() > capacity_) {
+    const uint64_t victim = lru_.back();
+    lru_.pop_back();
+    auto it = by_shape_.find(victim);
+    for (uint64_t k : it->second.bytes_keys) by_bytes_.erase(k);
+    by_shape_.erase(it);  // the code goes when the last run holding it ends
+  }
+  if (failed_by_shape_.size() > kMaxFacts) failed_by_shape_.clear();
 }
 
 absl::StatusOr<std::pair<std::string, std::string>> JitTier::IrText(
@@ -104,7 +147,9 @@ absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::Get(
                              (profile == Profile::Device ? 0xD3B1CE5EC0DE0001ull : 0);
   if (auto it = by_bytes_.find(bytes_key); it != by_bytes_.end()) {
     *hit = true;
-    return it->second;
+    CacheEntry& e = by_shape_.at(it->second);
+    Touch(e, it->second);
+    return e.stream;
   }
   // Same shape, other addresses or immediates: the IR (which prints no argument values) and
   // the engine's version key identify the code.
@@ -114,8 +159,9 @@ absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::Get(
   const uint64_t shape_key = Hash(text.data(), text.size());
   if (auto it = by_shape_.find(shape_key); it != by_shape_.end()) {
     *hit = true;
-    by_bytes_[bytes_key] = it->second;
-    return it->second;
+    Touch(it->second, shape_key);
+    AddBytesKey(it->second, bytes_key, shape_key);
+    return it->second.stream;
   }
   if (auto it = failed_by_shape_.find(shape_key); it != failed_by_shape_.end()) return it->second;
   *hit = false;
@@ -124,9 +170,14 @@ absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::Get(
     failed_by_shape_[shape_key] = compiled.status();
     return compiled.status();
   }
-  by_shape_[shape_key] = *compiled;
-  by_bytes_[bytes_key] = *compiled;
-  return std::shared_ptr<const CompiledStream>(*compiled);
+  lru_.push_front(shape_key);
+  CacheEntry& e = by_shape_[shape_key];
+  e.stream = *compiled;
+  e.lru = lru_.begin();
+  AddBytesKey(e, bytes_key, shape_key);
+  std::shared_ptr<const CompiledStream> stream = e.stream;
+  EvictBeyondCapacity();
+  return stream;
 }
 
 absl::StatusOr<std::shared_ptr<CompiledStream>> JitTier::CompileLocked(const ir::Function& f,
@@ -136,7 +187,7 @@ absl::StatusOr<std::shared_ptr<CompiledStream>> JitTier::CompileLocked(const ir:
   const std::string name = Cat("dvejit_stream_", Hex(shape_key, 16));
   auto [ctx, module] = engine_->NewModule(name);
   if (auto s = jit::EmitStream(f, *module, "stream", engine_->codegen_target()); !s.ok()) return s;
-  auto fn = engine_->Compile(std::move(ctx), std::move(module), "stream");
+  auto fn = engine_->CompileOwned(std::move(ctx), std::move(module), "stream");
   if (!fn.ok()) {
     if (engine_->disabled()) {
       // An LLVM fatal error (a code generator bug) disabled the engine: other shapes get a new
@@ -147,7 +198,8 @@ absl::StatusOr<std::shared_ptr<CompiledStream>> JitTier::CompileLocked(const ir:
     return fn.status();
   }
   auto compiled = std::make_shared<CompiledStream>();
-  compiled->fn = reinterpret_cast<jit::StreamFn>(*fn);
+  compiled->fn = reinterpret_cast<jit::StreamFn>((*fn)->address());
+  compiled->code = std::move(*fn);
   compiled->args = f.args;
   compiled->fallback_reasons = f.fallback_reasons;
   compiled->device_noops = f.device_noops;

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -18,11 +20,13 @@
 namespace dvejit {
 
 namespace jit {
+class CompiledCode;
 class Engine;
 }
 
 struct CompiledStream {
   jit::StreamFn fn = nullptr;
+  std::shared_ptr<jit::CompiledCode> code;  // owns fn's code: freed with the last reference
   std::vector<ir::Function::ArgSource> args;
   std::vector<std::string> fallback_reasons;  // instructions that run interpreted, and why
   std::vector<int> device_noops;  // instructions the device profile skipped (ir::Function)
@@ -70,6 +74,10 @@ class JitTier {
       std::span<const Instruction> resolved, Generation gen);
   bool available();
   std::string unavailable_reason();
+  // The cache keeps at most this many compiled shapes (least recently used go first; their code
+  // is freed once no run holds them). Default 512, or DVEJIT_JIT_CACHE_STREAMS.
+  void set_capacity(size_t shapes);
+  size_t cached_shapes();
 
  private:
   JitTier() = default;
@@ -85,7 +93,24 @@ class JitTier {
   std::vector<std::unique_ptr<jit::Engine>> retired_engines_;
   std::string engine_error_;
   bool engine_tried_ = false;
-  std::unordered_map<uint64_t, std::shared_ptr<const CompiledStream>> by_bytes_, by_shape_;
+  // Compiled shapes, most recently used first in lru_; each remembers the byte keys that led
+  // to it (at most kBytesPerShape, oldest dropped first), so an evicted shape takes them along.
+  struct CacheEntry {
+    std::shared_ptr<const CompiledStream> stream;
+    std::list<uint64_t>::iterator lru;
+    std::deque<uint64_t> bytes_keys;
+  };
+  static constexpr size_t kBytesPerShape = 64;
+  // The per-stream facts below are small but one per distinct stream: they are forgotten
+  // wholesale past this many (a forgotten fact is recomputed).
+  static constexpr size_t kMaxFacts = size_t{1} << 16;
+  void Touch(CacheEntry& e, uint64_t shape_key);
+  void AddBytesKey(CacheEntry& e, uint64_t bytes_key, uint64_t shape_key);
+  void EvictBeyondCapacity();
+  size_t capacity_ = 0;  // 0: not read from the environment yet
+  std::unordered_map<uint64_t, CacheEntry> by_shape_;
+  std::unordered_map<uint64_t, uint64_t> by_bytes_;  // byte key -> shape key
+  std::list<uint64_t> lru_;
   std::unordered_map<uint64_t, absl::Status> failed_by_shape_;
   std::unordered_map<uint64_t, int64_t> runs_;
   std::unordered_map<uint64_t, bool> validated_;

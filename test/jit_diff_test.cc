@@ -27,6 +27,7 @@
 #include "ir/passes.h"
 #include "kernels/numerics.h"
 #include "runtime/executor.h"
+#include "runtime/jit_tier.h"
 
 namespace dvejit {
 namespace {
@@ -269,6 +270,42 @@ BatchNormBackProp in_dtypes=fp32,fp32 out_dtype=fp32 op=bypass n=128 src0=sbuf[0
       }
     }
   }
+}
+
+// The compiled-stream cache is bounded: past its capacity the least recently used shapes go
+// (their code is freed), an evicted shape compiles again when it comes back, and results stay
+// bit-identical throughout. (Unbounded, the long differential run grew to 24 GB in an hour.)
+TEST(JitDifferential, CompiledStreamCacheIsBounded) {
+  const Fixture fx(11);
+  JitTier& tier = JitTier::Global();
+  tier.set_capacity(2);
+  auto stream = [](int elements) {
+    auto prog = Assemble(absl::StrCat("TensorScalarArith src=sbuf[0]+0x0[", elements,
+                                      ":1] in_dtype=fp32 out_dtype=fp32 n=8 op0=add imm0=2.0 "
+                                      "op1=mult imm1=3.0 dst=sbuf[0]+0x800[", elements, ":1]\n"),
+                         Generation::Cayman);
+    EXPECT_TRUE(prog.ok()) << prog.status();
+    return *prog;
+  };
+  auto run = [&](int elements, bool expect_hit) {
+    const std::vector<Instruction> prog = stream(elements);
+    Machine m(Generation::Cayman);
+    RunOptions options;
+    options.tier = ExecutionTier::Jit;
+    EXPECT_EQ(RunProgram(m, prog, options).jit_cache_hit, expect_hit) << elements;
+    EXPECT_LE(tier.cached_shapes(), 2u);
+    const Outcome o = RunBoth(prog, Generation::Cayman, fx, 3);
+    EXPECT_TRUE(o.jit_ran) << elements;
+    EXPECT_EQ(o.diff, "") << elements;
+  };
+  run(40, false);
+  run(41, false);
+  run(40, true);
+  run(42, false);  // evicts 41, the least recently used
+  run(41, false);  // compiled again (evicts 40)
+  run(42, true);
+  run(40, false);
+  tier.set_capacity(512);
 }
 
 // Edge values of the IEEE single format: every exponent, both signs, mantissas that pick the

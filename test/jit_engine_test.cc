@@ -377,6 +377,21 @@ TEST(JitEngineTest, SameSymbolInTwoModules) {
   EXPECT_EQ(out[7], 3.0f);
 }
 
+// CompileOwned's code lives as long as its CompiledCode: destroying it frees the module (the
+// engine counts it), and the engine compiles the same symbol again afterwards.
+TEST(JitEngineTest, OwnedCodeIsFreedWithItsHandle) {
+  auto engine = MakeEngine();
+  for (int round = 0; round < 3; ++round) {
+    BuiltModule add = BuildAdd(*engine, "owned_add", "owned_add");
+    auto code = engine->CompileOwned(std::move(add.ctx), std::move(add.module), "owned_add");
+    ASSERT_TRUE(code.ok()) << code.status();
+    ExpectAddWorks((*code)->address());
+    EXPECT_EQ(engine->stats().released, static_cast<uint64_t>(round));
+  }
+  EXPECT_EQ(engine->stats().released, 3u);
+  EXPECT_EQ(engine->stats().compiles, 3u);
+}
+
 // Valid IR that x86 instruction selection cannot lower (an AArch64 intrinsic): LLVM raises a
 // fatal error ("Cannot select") while generating code.
 BuiltModule BuildUnselectable(Engine& engine, const std::string& name) {
