@@ -24,5 +24,5 @@ for target in "${targets[@]}"; do
   "$bin" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 "$work" "$corpus_seed" 2>&1 | tail -n 5
   rm -rf "$work"
-  [ "$target" = interpreter_fuzz ] && rm -rf "$corpus_seed"
+  if [ "$target" = interpreter_fuzz ]; then rm -rf "$corpus_seed"; fi
 done
