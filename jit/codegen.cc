@@ -414,7 +414,6 @@ class Emitter {
     return FastUnless(b_.CreateNot(b_.CreateAndReduce(use_fast)), fast,
                       [&] { return b_.CreateSelect(use_fast, fast, slow()); });
   }
-  // `fast`, or slow() where `needs_slow` (an i1) holds: slow() runs in a branch of its own.
   // Whether any lane of any of these i1 vectors is set, tested in a general register: the masks
   // moved out (kmov) and or-ed there. LLVM's or-reduction of a 16-lane mask is a kortestw, which
   // on this host is slower: BackProp's bf16 loop (two masks) in isolation ran at 6.2 cycles per
@@ -428,6 +427,7 @@ class Emitter {
     }
     return b_.CreateICmpNE(any, ConstantInt::get(i64_, 0));
   }
+  // `fast`, or slow() where `needs_slow` (an i1) holds: slow() runs in a branch of its own.
   Value* FastUnless(Value* needs_slow, Value* fast, const std::function<Value*()>& slow) {
     BasicBlock* from = b_.GetInsertBlock();
     BasicBlock* slow_bb = BasicBlock::Create(ctx_, "slow", fn_);

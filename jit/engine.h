@@ -71,7 +71,7 @@ struct ObjectCacheStats {
 
 struct EngineStats {
   uint64_t compiles = 0;        // successful Compile calls
-  uint64_t released = 0;        // CompiledCode objects destroyed (their code freed)
+  uint64_t released = 0;        // CompileOwned modules whose code was freed
   uint64_t failures = 0;        // Compile calls that returned an error
   absl::Duration compile_time;  // wall time spent in successful Compile calls
   ObjectCacheStats object_cache;
@@ -171,6 +171,8 @@ class Engine {
  private:
   explicit Engine(const EngineOptions& options);
   absl::Status Init();
+  friend class CompiledCode;
+  void Release(llvm::orc::JITDylib* dylib);  // frees a CompileOwned module's code
 
   EngineOptions options_;
   std::string cpu_;
@@ -184,9 +186,6 @@ class Engine {
   std::atomic<bool> disabled_{false};
 
   mutable absl::Mutex stats_mu_;
-  friend class CompiledCode;
-  void Release(llvm::orc::JITDylib* dylib);
-
   uint64_t compiles_ ABSL_GUARDED_BY(stats_mu_) = 0;
   uint64_t released_ ABSL_GUARDED_BY(stats_mu_) = 0;
   uint64_t failures_ ABSL_GUARDED_BY(stats_mu_) = 0;

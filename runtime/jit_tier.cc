@@ -127,7 +127,6 @@ void JitTier::EvictBeyondCapacity() {
     for (uint64_t k : it->second.bytes_keys) by_bytes_.erase(k);
     by_shape_.erase(it);  // the code goes when the last run holding it ends
   }
-  if (failed_by_shape_.size() > kMaxFacts) failed_by_shape_.clear();
 }
 
 absl::StatusOr<std::pair<std::string, std::string>> JitTier::IrText(
@@ -167,6 +166,7 @@ absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::Get(
   *hit = false;
   auto compiled = CompileLocked(*f, shape_key, static_cast<int>(resolved.size()));
   if (!compiled.ok()) {
+    if (failed_by_shape_.size() >= kMaxFacts) failed_by_shape_.clear();
     failed_by_shape_[shape_key] = compiled.status();
     return compiled.status();
   }
