@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "code_revision.h"  // generated: DVEJIT_CODE_REVISION
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -678,88 +680,6 @@ EngineStats Engine::stats() const {
   }
   if (object_cache_ != nullptr) s.object_cache = object_cache_->stats();
   return s;
-}
-
-// ---------------------------------------------------------------------------------------------
-// CodeCache
-
-struct CodeCache::Flight {
-  bool done = false;
-  absl::StatusOr<void*> result = nullptr;
-};
-
-void* CodeCache::Lookup(uint64_t key) {
-  absl::MutexLock lock(&mu_);
-  auto it = map_.find(key);
-  if (it == map_.end()) {
-    ++stats_.misses;
-    return nullptr;
-  }
-  ++stats_.hits;
-  return it->second;
-}
-
-void CodeCache::Insert(uint64_t key, void* fn) {
-  absl::MutexLock lock(&mu_);
-  map_[key] = fn;
-  ++stats_.inserts;
-}
-
-void CodeCache::RecordCompile(absl::Duration duration, bool ok) {
-  absl::MutexLock lock(&mu_);
-  ++(ok ? stats_.compiles : stats_.compile_failures);
-  stats_.compile_time += duration;
-}
-
-absl::StatusOr<void*> CodeCache::GetOrCompile(
-    uint64_t key, absl::FunctionRef<absl::StatusOr<void*>()> compile) {
-  std::shared_ptr<Flight> flight;
-  {
-    absl::MutexLock lock(&mu_);
-    if (auto it = map_.find(key); it != map_.end()) {
-      ++stats_.hits;
-      return it->second;
-    }
-    ++stats_.misses;
-    if (auto it = in_flight_.find(key); it != in_flight_.end()) {
-      // Another thread is compiling this key: wait for its result.
-      std::shared_ptr<Flight> other = it->second;
-      mu_.Await(absl::Condition(
-          +[](Flight* f) { return f->done; }, other.get()));
-      return other->result;
-    }
-    flight = std::make_shared<Flight>();
-    in_flight_[key] = flight;
-  }
-  const absl::Time start = absl::Now();
-  absl::StatusOr<void*> result = compile();
-  const absl::Duration elapsed = absl::Now() - start;
-  if (result.ok() && *result == nullptr) {
-    result = absl::InternalError("CodeCache::GetOrCompile: compile returned a null function");
-  }
-  absl::MutexLock lock(&mu_);
-  ++(result.ok() ? stats_.compiles : stats_.compile_failures);
-  stats_.compile_time += elapsed;
-  if (result.ok()) {
-    map_[key] = *result;
-    ++stats_.inserts;
-  }
-  flight->result = result;
-  flight->done = true;
-  in_flight_.erase(key);
-  return result;
-}
-
-CodeCache::Stats CodeCache::stats() const {
-  absl::MutexLock lock(&mu_);
-  Stats s = stats_;
-  s.size = map_.size();
-  return s;
-}
-
-void CodeCache::Clear() {
-  absl::MutexLock lock(&mu_);
-  map_.clear();
 }
 
 }  // namespace dvejit::jit

@@ -4,11 +4,11 @@
 // optimises (a small explicit pass pipeline, never -O3, no fast-math, no fp contraction),
 // compiles them for the host (explicit CPU features, AVX-512 where the host has it) and returns
 // function addresses. An optional on-disk object cache lets a second process skip codegen.
-// CodeCache maps stream-shape keys to compiled functions.
 //
 // Lifetime: every address returned by Engine::Compile stays valid until the Engine is destroyed;
 // CompileOwned's until its CompiledCode is destroyed.
-// Threading: Engine::Compile and every CodeCache method may be called from several threads.
+// Threading: Engine::Compile may be called from several threads. (The compiled-stream cache
+// keyed by stream shape is runtime/jit_tier.h's JitTier.)
 #ifndef DVEJIT_JIT_ENGINE_H_
 #define DVEJIT_JIT_ENGINE_H_
 
@@ -18,9 +18,7 @@
 #include <string>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "jit/codegen.h"
@@ -191,41 +189,6 @@ class Engine {
   uint64_t failures_ ABSL_GUARDED_BY(stats_mu_) = 0;
   absl::Duration compile_time_ ABSL_GUARDED_BY(stats_mu_);
   std::string disabled_reason_ ABSL_GUARDED_BY(stats_mu_);
-};
-
-// A thread-safe compiled-code cache: stream-shape key -> function pointer.
-class CodeCache {
- public:
-  struct Stats {
-    uint64_t hits = 0;
-    uint64_t misses = 0;
-    uint64_t inserts = 0;
-    uint64_t compiles = 0;        // compilations recorded (RecordCompile / GetOrCompile)
-    uint64_t compile_failures = 0;
-    absl::Duration compile_time;  // total time of the recorded compilations
-    size_t size = 0;              // entries
-  };
-
-  // The function for `key`, or nullptr (counts a hit or a miss).
-  void* Lookup(uint64_t key);
-  // Sets (or replaces) the entry for `key`.
-  void Insert(uint64_t key, void* fn);
-  // Adds one compilation of `duration` to the stats (for callers that compile themselves).
-  void RecordCompile(absl::Duration duration, bool ok = true);
-  // Lookup; on a miss runs `compile` once per key even when several threads miss together (the
-  // others wait for it and share its result), inserts and returns its result. A failed compile
-  // is not cached: its error goes to the caller(s) waiting for it, and a later call tries again.
-  absl::StatusOr<void*> GetOrCompile(uint64_t key,
-                                     absl::FunctionRef<absl::StatusOr<void*>()> compile);
-  Stats stats() const;
-  void Clear();
-
- private:
-  mutable absl::Mutex mu_;
-  absl::flat_hash_map<uint64_t, void*> map_ ABSL_GUARDED_BY(mu_);
-  struct Flight;  // a GetOrCompile compilation in progress, shared with its waiters
-  absl::flat_hash_map<uint64_t, std::shared_ptr<Flight>> in_flight_ ABSL_GUARDED_BY(mu_);
-  Stats stats_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace dvejit::jit

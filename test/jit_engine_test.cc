@@ -1,5 +1,5 @@
 // Tests of the JIT engine layer (jit/engine.h): compile tiny IRBuilder modules, call them, check
-// bits; host features; AVX-512 code; error statuses; the on-disk object cache; CodeCache.
+// bits; host features; AVX-512 code; error statuses; the on-disk object cache.
 #include "jit/engine.h"
 
 #include <atomic>
@@ -582,98 +582,6 @@ TEST(JitEngineTest, ConcurrentCompiles) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(ok.load(), kThreads * kPerThread);
   EXPECT_EQ(engine->stats().compiles, static_cast<uint64_t>(kThreads * kPerThread));
-}
-
-TEST(CodeCacheTest, LookupInsertStats) {
-  CodeCache cache;
-  int dummy[2];
-  EXPECT_EQ(cache.Lookup(1), nullptr);
-  cache.Insert(1, &dummy[0]);
-  EXPECT_EQ(cache.Lookup(1), &dummy[0]);
-  cache.Insert(1, &dummy[1]);
-  EXPECT_EQ(cache.Lookup(1), &dummy[1]);
-  cache.RecordCompile(absl::Milliseconds(3));
-  const CodeCache::Stats s = cache.stats();
-  EXPECT_EQ(s.hits, 2u);
-  EXPECT_EQ(s.misses, 1u);
-  EXPECT_EQ(s.inserts, 2u);
-  EXPECT_EQ(s.compiles, 1u);
-  EXPECT_EQ(s.compile_time, absl::Milliseconds(3));
-  EXPECT_EQ(s.size, 1u);
-  cache.Clear();
-  EXPECT_EQ(cache.Lookup(1), nullptr);
-}
-
-TEST(CodeCacheTest, ThreadSafeLookupInsert) {
-  CodeCache cache;
-  constexpr int kThreads = 8, kKeys = 2000;
-  static char targets[kKeys];
-  std::vector<std::thread> threads;
-  std::atomic<int> wrong{0};
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int k = 0; k < kKeys; ++k) {
-        const int key = (k * 7 + t * 131) % kKeys;
-        void* got = cache.Lookup(key);
-        if (got == nullptr) {
-          cache.Insert(key, &targets[key]);
-        } else if (got != &targets[key]) {
-          ++wrong;
-        }
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(wrong.load(), 0);
-  const CodeCache::Stats s = cache.stats();
-  EXPECT_EQ(s.size, static_cast<size_t>(kKeys));
-  EXPECT_EQ(s.hits + s.misses, static_cast<uint64_t>(kThreads * kKeys));
-  for (int k = 0; k < kKeys; ++k) EXPECT_EQ(cache.Lookup(k), &targets[k]);
-}
-
-TEST(CodeCacheTest, GetOrCompileCompilesOncePerKey) {
-  auto engine = MakeEngine();
-  CodeCache cache;
-  constexpr int kThreads = 6;
-  std::atomic<int> compiles{0};
-  std::vector<std::thread> threads;
-  std::vector<void*> results(kThreads);
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      auto fn = cache.GetOrCompile(0xabcdef, [&]() -> absl::StatusOr<void*> {
-        ++compiles;
-        BuiltModule add = BuildAdd(*engine, "shared_shape", "add16");
-        return engine->Compile(std::move(add.ctx), std::move(add.module), "add16");
-      });
-      results[t] = fn.ok() ? *fn : nullptr;
-    });
-  }
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(compiles.load(), 1);
-  for (void* r : results) EXPECT_EQ(r, results[0]);
-  ExpectAddWorks(results[0]);
-  const CodeCache::Stats s = cache.stats();
-  EXPECT_EQ(s.compiles, 1u);
-  EXPECT_EQ(s.hits + s.misses, static_cast<uint64_t>(kThreads));
-  EXPECT_GT(s.compile_time, absl::ZeroDuration());
-}
-
-TEST(CodeCacheTest, FailedCompileIsNotCached) {
-  CodeCache cache;
-  int calls = 0;
-  auto fail = [&]() -> absl::StatusOr<void*> {
-    ++calls;
-    return absl::InternalError("boom");
-  };
-  EXPECT_EQ(cache.GetOrCompile(7, fail).status().message(), "boom");
-  EXPECT_EQ(cache.GetOrCompile(7, fail).status().code(), absl::StatusCode::kInternal);
-  EXPECT_EQ(calls, 2);
-  static int target;
-  auto ok = cache.GetOrCompile(7, [&]() -> absl::StatusOr<void*> { return &target; });
-  ASSERT_TRUE(ok.ok());
-  EXPECT_EQ(*ok, &target);
-  EXPECT_EQ(cache.Lookup(7), &target);
-  EXPECT_EQ(cache.stats().compile_failures, 2u);
 }
 
 }  // namespace
