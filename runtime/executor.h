@@ -53,6 +53,10 @@ struct RunReport {
   int64_t executed = 0;          // instructions completed
   std::map<std::string, int64_t> per_opcode;  // by opcode name
   int64_t opcode_counts[256] = {};            // by opcode byte
+  uint64_t opcodes_seen[4] = {};              // bit b: opcode_counts[b] != 0
+  void CountOpcode(uint8_t op) {
+    if (opcode_counts[op]++ == 0) opcodes_seen[op / 64] |= uint64_t{1} << (op % 64);
+  }
   void FinishCounts();                        // per_opcode from opcode_counts
   std::vector<std::string> warnings;          // each distinct warning once
   int64_t device_noops = 0;      // ImmLd/PtrMulti skipped under the device profile
