@@ -30,7 +30,8 @@
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
-#include "llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h"
+#include "llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h"
+#include "llvm/ExecutionEngine/SectionMemoryManager.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/InstIterator.h"
@@ -447,10 +448,16 @@ absl::Status Engine::Init() {
         // One TargetMachine per compilation: safe for concurrent Compile calls.
         return std::make_unique<llvm::orc::ConcurrentIRCompiler>(std::move(jtmb), cache);
       });
+  // RuntimeDyld, not JITLink: in LLVM 16 a JITLink ObjectLinkingLayer keeps every module's
+  // pages mapped after its JITDylib is removed (two mappings per module, code and data), so a
+  // long-lived process that compiles many shapes ran into the kernel's map limit (65530) after
+  // about 32,000 compiles, whatever the cache's bound. RuntimeDyld's SectionMemoryManager is
+  // freed with the module's resources.
   builder.setObjectLinkingLayerCreator(
       [](llvm::orc::ExecutionSession& es,
          const llvm::Triple&) -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
-        return std::make_unique<llvm::orc::ObjectLinkingLayer>(es);
+        return std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
+            es, [] { return std::make_unique<llvm::SectionMemoryManager>(); });
       });
   // No static constructors/destructors in generated code: no platform runtime needed.
   builder.setPlatformSetUp(llvm::orc::setUpInactivePlatform);
