@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <fstream>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -185,11 +186,17 @@ void Fuzz(int64_t streams, double seconds, uint64_t seed0) {
   std::mt19937_64 rng(seed0);
   const auto start = std::chrono::steady_clock::now();
   int64_t ran = 0, jit_ran = 0, compiled = 0;
+  const char* trace = std::getenv("DVEJIT_DIFF_TRACE");
   for (int64_t s = 0; s < streams || seconds > 0; ++s) {
     if (seconds > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > seconds) break;
     const Generation gen = kAllGenerations[rng() % 4];
     const std::vector<Instruction> prog = RandomStream(rng, gen);
     const uint64_t seed = rng();
+    if (trace != nullptr) {  // this stream, replacing the last one (see DISABLED_Long)
+      std::ofstream(trace, std::ios::trunc) << "# stream " << s << ", " << GenerationName(gen) << ", fixture seed "
+                                            << seed0 << ", machine seed " << seed << "\n"
+                                            << DisassembleStream(prog, gen);
+    }
     const Outcome o = RunBoth(prog, gen, fx, seed);
     ++ran;
     jit_ran += o.jit_ran;
@@ -221,6 +228,8 @@ TEST(JitDifferential, RandomStreamsMatchInterpreterBitForBit) {
 }
 
 // Long mode: DVEJIT_DIFF_SECONDS=3600 build/test/jit_diff_test --gtest_also_run_disabled_tests
+// (DVEJIT_DIFF_SEED picks the streams). With DVEJIT_DIFF_TRACE=FILE each stream is written to
+// FILE before it runs, so a stream that hangs or kills the process is left there.
 TEST(JitDifferential, DISABLED_Long) {
   Fuzz(0, static_cast<double>(EnvInt("DVEJIT_DIFF_SECONDS", 3600)), EnvInt("DVEJIT_DIFF_SEED", 1));
 }
