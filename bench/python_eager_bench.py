@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Eager-op cost from Python: dvejit.ops next to the same op in PyTorch on the CPU.
 
-    PYTHONPATH=python /usr/bin/python3 bench/python_eager_bench.py [--tier interp|auto|jit]
+    PYTHONPATH=python /usr/bin/python3 bench/python_eager_bench.py [--tier auto|interp|jit]
 
 Two sizes per op: 1 channel x 8 elements (the per-call overhead: argument handling, the cached
 program's lookup, copies through the SBUF views, validation and dispatch) and 128 x 4096
@@ -83,7 +83,7 @@ def cases(c, e, rng):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tier", default="interp", choices=list(dvejit.tiers))
+    ap.add_argument("--tier", default="auto", choices=list(dvejit.tiers))
     ap.add_argument("--min-time", type=float, default=0.2, help="seconds per measurement")
     args = ap.parse_args()
     torch.set_num_threads(1)

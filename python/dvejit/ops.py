@@ -42,7 +42,9 @@ _SENTINEL = np.uint32(0xFFFFFFFF)
 # ---------------------------------------------------------------------------------------------
 # Per-thread machine and program cache
 
-_config = {"gen": "cayman", "tier": "interp"}
+# Eager ops repeat the same few shapes, so `auto` (interpret a program's first run, compile it
+# when it repeats) is the default: the JIT where it is available, the interpreter otherwise.
+_config = {"gen": "cayman", "tier": "auto"}
 _local = threading.local()
 
 
@@ -102,7 +104,7 @@ def set_generation(gen):
 
 
 def set_tier(tier):
-    """The execution tier of eager ops: interp (default), jit or auto."""
+    """The execution tier of eager ops: auto (default), interp or jit."""
     if tier not in _C.tiers:
         raise usage_error(f"tier = {tier!r}, expected one of {', '.join(_C.tiers)}")
     _config["tier"] = tier
@@ -111,6 +113,11 @@ def set_tier(tier):
 def clear_cache():
     """Drops this thread's cached programs."""
     _context().kernels.clear()
+
+
+def tier():
+    """The execution tier eager ops run on (set_tier)."""
+    return _config["tier"]
 
 
 def cache_info():
@@ -828,5 +835,5 @@ def find_index8(x, keys, *, dtype=None, out_dtype="uint32"):
 __all__ = [
     "tensor_scalar", "tensor_tensor", "reciprocal", "bn_stats", "bn_aggr", "batch_norm_stats",
     "bn_grad_accum", "bn_backprop", "batch_norm_forward", "batch_norm_backward", "max8",
-    "find_index8", "machine", "set_generation", "set_tier", "clear_cache", "cache_info",
+    "find_index8", "machine", "set_generation", "set_tier", "tier", "clear_cache", "cache_info",
 ]

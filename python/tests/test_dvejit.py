@@ -540,6 +540,35 @@ def test_programs_are_cached_by_shape(rng):
     assert ops.cache_info()["programs"] == n + 1
 
 
+def test_eager_ops_default_to_auto_and_match_the_interpreter(rng):
+    # The default tier compiles a program when it repeats; every repeat must give the
+    # interpreter's bits.
+    assert ops.tier() == "auto"
+    x = rng.normal(size=(40, 1000)).astype(np.float32)
+    dy = rng.normal(size=(40, 1000)).astype(np.float32)
+    xb = dvejit.to_bf16(x)
+
+    def run_all():
+        mean, var = ops.batch_norm_stats(x)
+        vf = (1 / np.sqrt(var + np.float32(1e-5))).astype(np.float32)
+        sums = ops.bn_grad_accum(x, dy, mean, vf)
+        return [mean, var, sums,
+                ops.bn_backprop(x, dy, mean, vf / 1000, sums[:, 0], sums[:, 2]),
+                ops.tensor_scalar(x, "mult", 1.5, op1="add", operand1=-0.25),
+                ops.tensor_tensor(x, dy, "subtract"),
+                ops.reciprocal(xb, dtype="bf16"),
+                ops.max8(x)]
+    try:
+        auto = [run_all() for _ in range(3)]
+        ops.set_tier("interp")
+        ref = run_all()
+    finally:
+        ops.set_tier("auto")
+    for k in range(3):
+        for a, b in zip(auto[k], ref):
+            assert a.dtype == b.dtype and np.array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
 def test_one_machine_per_thread(rng):
     x = rng.normal(size=(16, 1024)).astype(np.float32)
     want = ops.batch_norm_stats(x)
