@@ -49,8 +49,9 @@ _local = threading.local()
 
 
 class _Kernel:
-    """A cached program and zero-copy views of its operands."""
-    __slots__ = ("program", "views", "text")
+    """A cached program and zero-copy views of its operands. uses_pram: it reads the
+    Parameter RAM reciprocals (Stats2, Aggregate)."""
+    __slots__ = ("program", "views", "text", "uses_pram")
 
 
 class _Context:
@@ -70,6 +71,7 @@ class _Context:
             text, views = build()
             k = _Kernel()
             k.text = text
+            k.uses_pram = "BatchNormStats" in text or "BatchNormAggregate" in text
             k.program = _C.Program(text, self.gen)
             k.views = {name: self.machine.sbuf(0, n, off, dt, count)
                        for name, (n, off, dt, count) in views.items()}
@@ -79,7 +81,7 @@ class _Context:
     def run(self, kernel):
         # Stats2/Aggregate read the Parameter RAM reciprocals; put them back if a user reset
         # the thread's machine.
-        if self._pram[0] != 1.0 or self._pram[255] != _RECIP_256:
+        if kernel.uses_pram and (self._pram[0] != 1.0 or self._pram[255] != _RECIP_256):
             self.machine.preload_reciprocals()
         self.machine.execute(kernel.program, self.tier)
         self.runs += 1
@@ -197,7 +199,9 @@ def _operand(x, dtype, what):
 def _per_channel(v, channels, what, width=1, dtype=np.float32):
     a = np.asarray(v, dtype=dtype)
     if a.ndim == 0:
-        return np.full((channels, width), a, dtype=dtype)
+        out = np.empty((channels, width), dtype=dtype)
+        out[...] = a  # np.full's dispatch costs more than the fill at eager sizes
+        return out
     if a.size == width and width > 1 and a.ndim == 1:
         return np.broadcast_to(a, (channels, width))
     if a.size != channels * width:
@@ -340,6 +344,19 @@ def _map(name, key, operands, out_dtype, scalars, body):
     out = np.empty((channels, elements), _np_dtype(out_dtype))
     in_dts = tuple(dt for _, dt in operands)
     scalar_shapes = tuple((v.shape[1], dt) for v, dt in scalars)
+    if channels <= PARTITIONS and elements <= step:
+        # One program over everything (the common eager case): no tiling loops, and the result
+        # is a copy of the output view.
+        k = ctx.kernels.get((name, key, channels, elements, in_dts, out_dtype, scalar_shapes))
+        if k is not None:
+            views = k.views
+            for j, (v, _) in enumerate(scalars):
+                views[_S[j]][...] = v
+            for i, (a, _) in enumerate(operands):
+                views[_IN[i]][...] = a
+            ctx.run(k)
+            return views["out"].copy()
+    out = np.empty((channels, elements), _np_dtype(out_dtype))
     for c0, n in _chunks(channels, PARTITIONS):
         for e0, length in _chunks(elements, step):
             def build(n=n, length=length):
