@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "frontend/address.h"
 #include "frontend/isa.h"
@@ -21,6 +22,16 @@ struct LaneState {
                      0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu};
   float acc = 0;                                               // CacheReduce/Cumulative
 };
+
+// Every field equal bit for bit (NaN payloads and signed zeros included). Not memcmp over the
+// struct: its padding bytes are defined by no tier.
+inline bool SameBits(const LaneState& x, const LaneState& y) {
+  auto same = [](const auto& a, const auto& b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  return same(x.bn_n, y.bn_n) && same(x.bn_mean, y.bn_mean) && same(x.bn_a, y.bn_a) &&
+         same(x.bn_b, y.bn_b) && same(x.bn_c, y.bn_c) && same(x.imm, y.imm) &&
+         same(x.imm_count, y.imm_count) && x.imm_bitvec == y.imm_bitvec && same(x.mv, y.mv) &&
+         same(x.idx, y.idx) && same(x.acc, y.acc);
+}
 
 struct MachineState {
   Generation gen = Generation::Cayman;

@@ -319,17 +319,23 @@ RunReport RunProgramImpl(Machine& machine, std::span<const Instruction> program,
   // already validated under the same options is not checked again.
   const bool compiled_tier = options.tier != ExecutionTier::Interp;
   const uint64_t program_key = compiled_tier ? JitTier::StreamKey(program, m.gen) : 0;
+  // What validation depends on besides the records: the profile and the roster.
+  StreamOptions validation_options{static_cast<uint64_t>(options.profile) | (options.roster ? 0x100u : 0u)};
+  if (options.roster)
+    for (size_t bit = 0; bit < 256; ++bit)
+      if (options.roster->test(bit)) validation_options[1 + bit / 64] |= uint64_t{1} << (bit % 64);
   const uint64_t validated_key =
-      program_key ^ (static_cast<uint64_t>(options.profile) * 0x100000001B3ull +
-                     (options.roster ? std::hash<std::bitset<256>>()(*options.roster) : 0));
-  if (!compiled_tier || !JitTier::Global().WasValidated(validated_key)) {
+      program_key ^ (validation_options[0] * 0x100000001B3ull) ^
+      ((validation_options[1] ^ validation_options[2] * 3 ^ validation_options[3] * 5 ^ validation_options[4] * 7) *
+       0x9E3779B97F4A7C15ull);
+  if (!compiled_tier || !JitTier::Global().WasValidated(validated_key, program, m.gen, validation_options)) {
     for (size_t i = 0; i < program.size(); ++i) {
       if (auto s = CheckForExecution(program[i], static_cast<int64_t>(i), m.gen, options); !s.ok()) {
         report.status = s;
         return report;
       }
     }
-    if (compiled_tier) JitTier::Global().MarkValidated(validated_key);
+    if (compiled_tier) JitTier::Global().MarkValidated(validated_key, program, m.gen, validation_options);
   }
   if (compiled_tier && RunCompiled(machine, program, program_key, options, report))
     return report;

@@ -1,5 +1,6 @@
 #include "runtime/jit_tier.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -27,9 +28,11 @@ uint64_t Hash(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
 }  // namespace
 
 // A fast 64-bit hash of whole records, 8 bytes at a time (every run of a repeated stream pays
-// it once).
+// it once). The generation enters through a multiply, so it cannot cancel against the first
+// record's low bits (with `seed ^ gen`, a Max8 under Maverick and a FindIndex8 under Mariana
+// shared a key), and a final mix spreads the last word.
 uint64_t JitTier::StreamKey(std::span<const Instruction> program, Generation gen) {
-  uint64_t h = 0x9E3779B97F4A7C15ull ^ static_cast<uint64_t>(gen);
+  uint64_t h = (0x9E3779B97F4A7C15ull + static_cast<uint64_t>(gen)) * 0xC2B2AE3D27D4EB4Full;
   for (const Instruction& inst : program)
     for (size_t i = 0; i < inst.bytes.size(); i += 8) {
       uint64_t w;
@@ -37,7 +40,29 @@ uint64_t JitTier::StreamKey(std::span<const Instruction> program, Generation gen
       h = (h ^ w) * 0xFF51AFD7ED558CCDull;
       h ^= h >> 29;
     }
-  return h ^ (program.size() * 0xC4CEB9FE1A85EC53ull);
+  h ^= program.size() * 0xC4CEB9FE1A85EC53ull;
+  h = (h ^ (h >> 33)) * 0xFF51AFD7ED558CCDull;
+  return h ^ (h >> 33);
+}
+
+StreamIdentity::StreamIdentity(std::span<const Instruction> program, Generation gen,
+                               const StreamOptions& options)
+    : gen_(gen), options_(options) {
+  if (program.size() * kRecordBytes > kMaxBytes) return;
+  records_.resize(program.size() * kRecordBytes);
+  for (size_t i = 0; i < program.size(); ++i)
+    std::memcpy(records_.data() + i * kRecordBytes, program[i].bytes.data(), kRecordBytes);
+}
+
+bool StreamIdentity::Matches(std::span<const Instruction> program, Generation gen,
+                             const StreamOptions& options) const {
+  if (records_.empty() || gen != gen_ || options != options_ ||
+      program.size() * kRecordBytes != records_.size())
+    return false;
+  for (size_t i = 0; i < program.size(); ++i)
+    if (std::memcmp(records_.data() + i * kRecordBytes, program[i].bytes.data(), kRecordBytes) != 0)
+      return false;
+  return true;
 }
 
 JitTier& JitTier::Global() {
@@ -73,14 +98,25 @@ std::string JitTier::unavailable_reason() {
   return s.ok() ? "" : std::string(s.message());
 }
 
-bool JitTier::WasValidated(uint64_t key) {
+bool JitTier::WasValidated(uint64_t key, std::span<const Instruction> program, Generation gen,
+                           const StreamOptions& options) {
   std::lock_guard<std::mutex> lock(mu_);
-  return validated_.count(key) != 0;
+  auto it = validated_.find(key);
+  return it != validated_.end() && it->second.Matches(program, gen, options);
 }
-void JitTier::MarkValidated(uint64_t key) {
+void JitTier::MarkValidated(uint64_t key, std::span<const Instruction> program, Generation gen,
+                            const StreamOptions& options) {
+  StreamIdentity id(program, gen, options);
+  if (id.empty()) return;  // too long to keep: validated on every run
   std::lock_guard<std::mutex> lock(mu_);
-  if (validated_.size() >= kMaxFacts) validated_.clear();
-  validated_[key] = true;
+  if (validated_.size() >= kMaxFacts || validated_identity_bytes_ + id.bytes() > kMaxIdentityBytes) {
+    validated_.clear();
+    validated_identity_bytes_ = 0;
+  }
+  auto [it, inserted] = validated_.try_emplace(key);
+  if (!inserted) validated_identity_bytes_ -= it->second.bytes();  // a colliding stream's: replaced
+  validated_identity_bytes_ += id.bytes();
+  it->second = std::move(id);
 }
 
 int64_t JitTier::CountRun(uint64_t key) {
@@ -106,13 +142,30 @@ void JitTier::Touch(CacheEntry& e, uint64_t shape_key) {
   e.lru = lru_.begin();
 }
 
-void JitTier::AddBytesKey(CacheEntry& e, uint64_t bytes_key, uint64_t shape_key) {
+void JitTier::AddBytesKey(CacheEntry& e, uint64_t bytes_key, uint64_t shape_key, StreamIdentity id) {
+  if (id.empty()) return;  // too long to keep: found by its shape on every run
+  if (by_bytes_identity_bytes_ + id.bytes() > kMaxIdentityBytes) ForgetBytesKeys();
+  if (auto it = by_bytes_.find(bytes_key); it != by_bytes_.end()) {  // a colliding stream's
+    std::deque<uint64_t>& keys = by_shape_.at(it->second.shape_key).bytes_keys;
+    keys.erase(std::remove(keys.begin(), keys.end(), bytes_key), keys.end());
+    by_bytes_identity_bytes_ -= it->second.id.bytes();
+    by_bytes_.erase(it);
+  }
   if (e.bytes_keys.size() >= kBytesPerShape) {
-    by_bytes_.erase(e.bytes_keys.front());
+    auto old = by_bytes_.find(e.bytes_keys.front());
+    by_bytes_identity_bytes_ -= old->second.id.bytes();
+    by_bytes_.erase(old);
     e.bytes_keys.pop_front();
   }
   e.bytes_keys.push_back(bytes_key);
-  by_bytes_[bytes_key] = shape_key;
+  by_bytes_identity_bytes_ += id.bytes();
+  by_bytes_.emplace(bytes_key, BytesEntry{shape_key, std::move(id)});
+}
+
+void JitTier::ForgetBytesKeys() {
+  by_bytes_.clear();
+  by_bytes_identity_bytes_ = 0;
+  for (auto& [shape_key, e] : by_shape_) e.bytes_keys.clear();
 }
 
 void JitTier::EvictBeyondCapacity() {
@@ -124,7 +177,11 @@ void JitTier::EvictBeyondCapacity() {
     const uint64_t victim = lru_.back();
     lru_.pop_back();
     auto it = by_shape_.find(victim);
-    for (uint64_t k : it->second.bytes_keys) by_bytes_.erase(k);
+    for (uint64_t k : it->second.bytes_keys) {
+      auto b = by_bytes_.find(k);
+      by_bytes_identity_bytes_ -= b->second.id.bytes();
+      by_bytes_.erase(b);
+    }
     by_shape_.erase(it);  // the code goes when the last run holding it ends
   }
 }
@@ -144,10 +201,12 @@ absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::Get(
   if (auto s = EnsureEngine(); !s.ok()) return s;
   const uint64_t bytes_key = key ^ (fuse ? 0 : 0x9E3779B97F4A7C15ull) ^
                              (profile == Profile::Device ? 0xD3B1CE5EC0DE0001ull : 0);
-  if (auto it = by_bytes_.find(bytes_key); it != by_bytes_.end()) {
+  const StreamOptions options = {(fuse ? 1u : 0u) | (static_cast<uint64_t>(profile) << 1), 0, 0, 0, 0};
+  if (auto it = by_bytes_.find(bytes_key);
+      it != by_bytes_.end() && it->second.id.Matches(resolved, gen, options)) {
     *hit = true;
-    CacheEntry& e = by_shape_.at(it->second);
-    Touch(e, it->second);
+    CacheEntry& e = by_shape_.at(it->second.shape_key);
+    Touch(e, it->second.shape_key);
     return e.stream;
   }
   // Same shape, other addresses or immediates: the IR (which prints no argument values) and
@@ -159,7 +218,7 @@ absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::Get(
   if (auto it = by_shape_.find(shape_key); it != by_shape_.end()) {
     *hit = true;
     Touch(it->second, shape_key);
-    AddBytesKey(it->second, bytes_key, shape_key);
+    AddBytesKey(it->second, bytes_key, shape_key, StreamIdentity(resolved, gen, options));
     return it->second.stream;
   }
   if (auto it = failed_by_shape_.find(shape_key); it != failed_by_shape_.end()) return it->second;
@@ -174,7 +233,7 @@ absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::Get(
   CacheEntry& e = by_shape_[shape_key];
   e.stream = *compiled;
   e.lru = lru_.begin();
-  AddBytesKey(e, bytes_key, shape_key);
+  AddBytesKey(e, bytes_key, shape_key, StreamIdentity(resolved, gen, options));
   std::shared_ptr<const CompiledStream> stream = e.stream;
   EvictBeyondCapacity();
   return stream;

@@ -2,6 +2,7 @@
 // their tile-varying values (addresses, immediates) as arguments. Thread-safe; one per process.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <list>
@@ -34,6 +35,28 @@ struct CompiledStream {
   double compile_ms = 0;
 };
 
+// Besides a stream's records and generation, what a cached fact about it depends on (the run
+// options that decide validation or the compiled code), packed into words.
+using StreamOptions = std::array<uint64_t, 5>;
+
+// The exact identity of a stream in the caches keyed by StreamKey: each cached fact keeps it,
+// so a key collision is a miss and never another stream's fact. Streams of more than
+// kMaxBytes of records keep none (empty()), and their facts are not cached.
+class StreamIdentity {
+ public:
+  static constexpr size_t kMaxBytes = size_t{64} << 10;
+  StreamIdentity() = default;
+  StreamIdentity(std::span<const Instruction> program, Generation gen, const StreamOptions& options);
+  bool Matches(std::span<const Instruction> program, Generation gen, const StreamOptions& options) const;
+  bool empty() const { return records_.empty(); }
+  size_t bytes() const { return records_.size(); }
+
+ private:
+  Generation gen_ = Generation::Cayman;
+  StreamOptions options_{};
+  std::vector<uint8_t> records_;
+};
+
 class JitTier {
  public:
   static JitTier& Global();
@@ -55,17 +78,19 @@ class JitTier {
                                                             Generation gen, uint64_t key, bool* hit,
                                                             bool fuse = true,
                                                             Profile profile = Profile::Contract);
-  // A 64-bit key of a stream's exact bytes and generation.
+  // A 64-bit hash of a stream's records and generation: the caches' key, not its identity
+  // (see StreamIdentity).
   static uint64_t StreamKey(std::span<const Instruction> program, Generation gen);
   // Compiles without consulting or filling the cache (cold compile-time measurements).
   absl::StatusOr<std::shared_ptr<const CompiledStream>> CompileUncached(
       std::span<const Instruction> resolved, Generation gen, bool fuse = true);
-  // Streams already validated for execution (a pure function of bytes, generation and
-  // options): repeated runs of the same stream skip re-validation. `options_key` folds in
-  // whatever besides the bytes the validation depended on.
-  // `key` is the StreamKey of the (unresolved) program folded with the options.
-  bool WasValidated(uint64_t key);
-  void MarkValidated(uint64_t key);
+  // Streams already validated for execution (a pure function of the records, the generation
+  // and `options`): repeated runs of the same stream skip re-validation. `key` is the StreamKey
+  // of the (unresolved) program folded with the options; the identity decides.
+  bool WasValidated(uint64_t key, std::span<const Instruction> program, Generation gen,
+                    const StreamOptions& options);
+  void MarkValidated(uint64_t key, std::span<const Instruction> program, Generation gen,
+                     const StreamOptions& options);
   // How many times the stream with this StreamKey was seen before (for the `auto` tier), and
   // count this one.
   int64_t CountRun(uint64_t key);
@@ -95,6 +120,7 @@ class JitTier {
   bool engine_tried_ = false;
   // Compiled shapes, most recently used first in lru_; each remembers the byte keys that led
   // to it (at most kBytesPerShape, oldest dropped first), so an evicted shape takes them along.
+  // A byte key's entry keeps the stream's identity, checked on every hit.
   struct CacheEntry {
     std::shared_ptr<const CompiledStream> stream;
     std::list<uint64_t>::iterator lru;
@@ -104,16 +130,25 @@ class JitTier {
   // The per-stream facts below are small but one per distinct stream: they are forgotten
   // wholesale past this many (a forgotten fact is recomputed).
   static constexpr size_t kMaxFacts = size_t{1} << 16;
+  // The identities the two maps below keep are forgotten wholesale past this many bytes.
+  static constexpr size_t kMaxIdentityBytes = size_t{64} << 20;
   void Touch(CacheEntry& e, uint64_t shape_key);
-  void AddBytesKey(CacheEntry& e, uint64_t bytes_key, uint64_t shape_key);
+  void AddBytesKey(CacheEntry& e, uint64_t bytes_key, uint64_t shape_key, StreamIdentity id);
+  void ForgetBytesKeys();
   void EvictBeyondCapacity();
   size_t capacity_ = 0;  // 0: not read from the environment yet
   std::unordered_map<uint64_t, CacheEntry> by_shape_;
-  std::unordered_map<uint64_t, uint64_t> by_bytes_;  // byte key -> shape key
+  struct BytesEntry {
+    uint64_t shape_key;
+    StreamIdentity id;
+  };
+  std::unordered_map<uint64_t, BytesEntry> by_bytes_;
+  size_t by_bytes_identity_bytes_ = 0;
   std::list<uint64_t> lru_;
   std::unordered_map<uint64_t, absl::Status> failed_by_shape_;
   std::unordered_map<uint64_t, int64_t> runs_;
-  std::unordered_map<uint64_t, bool> validated_;
+  std::unordered_map<uint64_t, StreamIdentity> validated_;
+  size_t validated_identity_bytes_ = 0;
 };
 
 }  // namespace dvejit

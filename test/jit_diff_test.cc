@@ -110,7 +110,7 @@ std::string Compare(const Machine& a, const Machine& b, uint32_t window = kWindo
   if (std::memcmp(s.semaphores, t.semaphores, sizeof s.semaphores) != 0) return "semaphores";
   if (std::memcmp(s.events, t.events, sizeof s.events) != 0) return "events";
   for (int c = 0; c < kPartitions; ++c)
-    if (std::memcmp(&s.lanes[c], &t.lanes[c], sizeof(LaneState)) != 0) return "lane " + std::to_string(c);
+    if (!SameBits(s.lanes[c], t.lanes[c])) return "lane " + std::to_string(c);
   return "";
 }
 
@@ -315,6 +315,62 @@ TEST(JitDifferential, CompiledStreamCacheIsBounded) {
   run(42, true);
   run(40, false);
   tier.set_capacity(512);
+}
+
+// The compiled tiers cache two facts by a stream's 64-bit key: that it validated, and which
+// compiled code runs it. A key is a hash; each fact keeps the stream's identity, so a collision
+// is a miss. jit_diff_fuzz found the case below: StreamKey folded the generation into the
+// low bits that the opcode byte also reaches, so this MatchValueLoad under Mariana and this
+// invalid Max8 under Maverick (num[2] = 0, among others) shared a key, and after the first had
+// validated, the second ran on the JIT unchecked.
+Instruction FromHex(const char* hex) {
+  Instruction inst;
+  for (int i = 0; i < kRecordBytes; ++i) inst.bytes[i] = static_cast<uint8_t>(std::stoi(std::string(hex + 2 * i, 2), nullptr, 16));
+  return inst;
+}
+
+TEST(JitDifferential, KeyCollisionsAreMisses) {
+  const std::vector<Instruction> load = {FromHex(
+      "6d100900000000000000000000000000e0ff03000100020008000100000000000900010000000000000000000000000000000000000000000000000000000000")};
+  std::vector<Instruction> max8 = load;
+  max8[0].bytes[0] = 0x6C;
+  RunOptions jit;
+  jit.tier = ExecutionTier::Jit;
+  Machine mariana(Generation::Mariana), maverick(Generation::Maverick);
+  ASSERT_TRUE(RunProgram(mariana, load, jit).status.ok());
+  const RunReport bad = RunProgram(maverick, max8, jit);
+  EXPECT_EQ(bad.status.code(), absl::StatusCode::kInvalidArgument) << bad.status;
+  EXPECT_EQ(bad.executed, 0);
+
+  // The same key forced: the identity decides.
+  JitTier& tier = JitTier::Global();
+  const StreamOptions opts{};
+  const uint64_t key = 0x0123456789ABCDEFull;
+  tier.MarkValidated(key, load, Generation::Mariana, opts);
+  EXPECT_TRUE(tier.WasValidated(key, load, Generation::Mariana, opts));
+  EXPECT_FALSE(tier.WasValidated(key, max8, Generation::Mariana, opts));
+  EXPECT_FALSE(tier.WasValidated(key, load, Generation::Maverick, opts));
+  EXPECT_FALSE(tier.WasValidated(key, load, Generation::Mariana, StreamOptions{1}));
+
+  auto stream = [](int elements) {
+    auto prog = Assemble(absl::StrCat("TensorScalarArith src=sbuf[0]+0x0[", elements,
+                                      ":1] in_dtype=fp32 out_dtype=fp32 n=8 op0=add imm0=2.0 "
+                                      "op1=mult imm1=3.0 dst=sbuf[0]+0x800[", elements, ":1]\n"),
+                         Generation::Cayman);
+    EXPECT_TRUE(prog.ok()) << prog.status();
+    return *prog;
+  };
+  const std::vector<Instruction> a = stream(36), b = stream(37);
+  bool hit = true;
+  auto ca = tier.Get(a, Generation::Cayman, key, &hit);
+  ASSERT_TRUE(ca.ok()) << ca.status();
+  auto cb = tier.Get(b, Generation::Cayman, key, &hit);
+  ASSERT_TRUE(cb.ok()) << cb.status();
+  EXPECT_NE(ca->get(), cb->get());  // b's own code (another shape), not a's
+  auto ca2 = tier.Get(a, Generation::Cayman, key, &hit);
+  ASSERT_TRUE(ca2.ok());
+  EXPECT_EQ(ca2->get(), ca->get());  // a found again (by its shape: b took the key)
+  EXPECT_TRUE(hit);
 }
 
 // Edge values of the IEEE single format: every exponent, both signs, mantissas that pick the

@@ -5,16 +5,14 @@
 // poisoned, so a kernel that touches a byte validation did not prove in bounds is an ASan report.
 // Register-addressed records (resolved by the runtime first) and operands of more than
 // kMaxFuzzElements elements per channel (slow, not different) are skipped.
-// Seeds: with DVEJIT_FUZZ_WRITE_SEEDS=DIR the target writes random valid records of every
-// opcode of every generation (frontend/generator.h) into DIR and exits; scripts/fuzz.sh starts
-// from those, so no binary corpus is kept in the tree.
+// Seeds: with DVEJIT_FUZZ_WRITE_SEEDS=DIR the target writes seeds.h's inputs into DIR and
+// exits; scripts/fuzz.sh starts from those.
 #include <sanitizer/asan_interface.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <random>
 #include <span>
@@ -28,6 +26,7 @@
 #include "frontend/validate.h"
 #include "kernels/interpreter.h"
 #include "kernels/state.h"
+#include "test/fuzz/seeds.h"
 
 namespace {
 
@@ -85,40 +84,11 @@ bool Runnable(const Instruction& inst, Generation gen) {
   return true;
 }
 
-// Three records of each opcode per generation, each alone in an input, and 32 two- to
-// four-record streams per generation.
-void WriteSeeds(const std::string& dir) {
-  std::mt19937_64 rng(20261201);
-  int n = 0;
-  auto write = [&](Generation gen, const std::vector<Instruction>& program) {
-    std::ofstream out(dir + "/seed" + std::to_string(n++), std::ios::binary);
-    out.put(static_cast<char>(gen));
-    for (const Instruction& inst : program)
-      out.write(reinterpret_cast<const char*>(inst.bytes.data()), static_cast<std::streamsize>(inst.bytes.size()));
-  };
-  for (Generation gen : kAllGenerations) {
-    GeneratorOptions opt;
-    opt.gen = gen;
-    opt.max_elements = 512;
-    opt.allow_events = false;
-    for (Opcode op : GeneratableOpcodes(gen))
-      for (int k = 0; k < 3; ++k) {
-        opt.sbuf_hi = k == 2 ? 2048 : 0;  // a small window makes operands overlap
-        write(gen, {GenerateValid(op, rng, opt)});
-      }
-    for (int k = 0; k < 32; ++k) {
-      std::vector<Instruction> program;
-      for (int i = 0; i < 2 + k % 3; ++i) program.push_back(GenerateRandomValid(rng, opt));
-      write(gen, program);
-    }
-  }
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   if (const char* dir = std::getenv("DVEJIT_FUZZ_WRITE_SEEDS")) {
-    WriteSeeds(dir);
+    fuzz::WriteSeeds(dir);
     std::exit(0);
   }
   return 0;
