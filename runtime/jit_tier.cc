@@ -59,9 +59,17 @@ bool StreamIdentity::Matches(std::span<const Instruction> program, Generation ge
   if (records_.empty() || gen != gen_ || options != options_ ||
       program.size() * kRecordBytes != records_.size())
     return false;
-  for (size_t i = 0; i < program.size(); ++i)
-    if (std::memcmp(records_.data() + i * kRecordBytes, program[i].bytes.data(), kRecordBytes) != 0)
-      return false;
+  // Word by word, differences or-ed, one test per record (memcmp per record cost ~10 ns each).
+  for (size_t i = 0; i < program.size(); ++i) {
+    uint64_t diff = 0;
+    for (int k = 0; k < kRecordBytes; k += 8) {
+      uint64_t x, y;
+      std::memcpy(&x, records_.data() + i * kRecordBytes + k, 8);
+      std::memcpy(&y, program[i].bytes.data() + k, 8);
+      diff |= x ^ y;
+    }
+    if (diff != 0) return false;
+  }
   return true;
 }
 
