@@ -29,6 +29,7 @@
 #include "kernels/numerics.h"
 #include "runtime/executor.h"
 #include "runtime/jit_tier.h"
+#include "test/machine_difference.h"
 
 namespace dvejit {
 namespace {
@@ -88,30 +89,10 @@ struct Fixture {
 };
 
 // "" when identical, else the first difference. SBUF is compared in its first `window` bytes
-// per partition (the random streams touch kWindow; the targeted tests compare everything).
-std::string Compare(const Machine& a, const Machine& b, uint32_t window = kWindow) {
-  for (uint32_t p = 0; p < kPartitions; ++p) {
-    const uint8_t* x = a.state().PartitionBase(Space::Sbuf, p);
-    const uint8_t* y = b.state().PartitionBase(Space::Sbuf, p);
-    if (std::memcmp(x, y, window) == 0) continue;
-    for (uint32_t i = 0; i < window; ++i)
-      if (x[i] != y[i]) return "sbuf partition " + std::to_string(p) + " byte " + std::to_string(i);
-  }
-  if (GeometryOf(a.gen()).psum_size != 0) {
-    std::vector<uint8_t> p(size_t{16 << 10} * kPartitions), q(p.size());
-    (void)a.Read(Space::Psum, 0, kPartitions, 0, 16 << 10, p);
-    (void)b.Read(Space::Psum, 0, kPartitions, 0, 16 << 10, q);
-    for (size_t i = 0; i < p.size(); ++i)
-      if (p[i] != q[i]) return "psum partition " + std::to_string(i / (16 << 10)) + " byte " + std::to_string(i % (16 << 10));
-  }
-  const MachineState& s = a.state();
-  const MachineState& t = b.state();
-  if (std::memcmp(s.pram, t.pram, sizeof s.pram) != 0) return "parameter RAM";
-  if (std::memcmp(s.semaphores, t.semaphores, sizeof s.semaphores) != 0) return "semaphores";
-  if (std::memcmp(s.events, t.events, sizeof s.events) != 0) return "events";
-  for (int c = 0; c < kPartitions; ++c)
-    if (!SameBits(s.lanes[c], t.lanes[c])) return "lane " + std::to_string(c);
-  return "";
+// per partition (the random streams touch kWindow; the targeted tests compare everything),
+// PSUM in its first 16 KiB.
+std::string Compare(Machine& a, Machine& b, uint32_t window = kWindow) {
+  return MachineDifference(a, b, window, 16 << 10);
 }
 
 struct Outcome {
@@ -284,20 +265,22 @@ BatchNormBackProp in_dtypes=fp32,fp32 out_dtype=fp32 op=bypass n=128 src0=sbuf[0
 // The compiled-stream cache is bounded: past its capacity the least recently used shapes go
 // (their code is freed), an evicted shape compiles again when it comes back, and results stay
 // bit-identical throughout. (Unbounded, the long differential run grew to 24 GB in an hour.)
+// One TensorScalar over `elements` fp32 elements of 8 channels: a shape per element count.
+std::vector<Instruction> TensorScalarStream(int elements) {
+  auto prog = Assemble(absl::StrCat("TensorScalarArith src=sbuf[0]+0x0[", elements,
+                                    ":1] in_dtype=fp32 out_dtype=fp32 n=8 op0=add imm0=2.0 "
+                                    "op1=mult imm1=3.0 dst=sbuf[0]+0x800[", elements, ":1]\n"),
+                       Generation::Cayman);
+  EXPECT_TRUE(prog.ok()) << prog.status();
+  return prog.ok() ? *prog : std::vector<Instruction>{};
+}
+
 TEST(JitDifferential, CompiledStreamCacheIsBounded) {
   const Fixture fx(11);
   JitTier& tier = JitTier::Global();
   tier.set_capacity(2);
-  auto stream = [](int elements) {
-    auto prog = Assemble(absl::StrCat("TensorScalarArith src=sbuf[0]+0x0[", elements,
-                                      ":1] in_dtype=fp32 out_dtype=fp32 n=8 op0=add imm0=2.0 "
-                                      "op1=mult imm1=3.0 dst=sbuf[0]+0x800[", elements, ":1]\n"),
-                         Generation::Cayman);
-    EXPECT_TRUE(prog.ok()) << prog.status();
-    return *prog;
-  };
   auto run = [&](int elements, bool expect_hit) {
-    const std::vector<Instruction> prog = stream(elements);
+    const std::vector<Instruction> prog = TensorScalarStream(elements);
     Machine m(Generation::Cayman);
     RunOptions options;
     options.tier = ExecutionTier::Jit;
@@ -352,15 +335,7 @@ TEST(JitDifferential, KeyCollisionsAreMisses) {
   EXPECT_FALSE(tier.WasValidated(key, load, Generation::Maverick, opts));
   EXPECT_FALSE(tier.WasValidated(key, load, Generation::Mariana, StreamOptions{1}));
 
-  auto stream = [](int elements) {
-    auto prog = Assemble(absl::StrCat("TensorScalarArith src=sbuf[0]+0x0[", elements,
-                                      ":1] in_dtype=fp32 out_dtype=fp32 n=8 op0=add imm0=2.0 "
-                                      "op1=mult imm1=3.0 dst=sbuf[0]+0x800[", elements, ":1]\n"),
-                         Generation::Cayman);
-    EXPECT_TRUE(prog.ok()) << prog.status();
-    return *prog;
-  };
-  const std::vector<Instruction> a = stream(36), b = stream(37);
+  const std::vector<Instruction> a = TensorScalarStream(36), b = TensorScalarStream(37);
   bool hit = true;
   auto ca = tier.Get(a, Generation::Cayman, key, &hit);
   ASSERT_TRUE(ca.ok()) << ca.status();

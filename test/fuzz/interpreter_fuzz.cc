@@ -5,8 +5,8 @@
 // poisoned, so a kernel that touches a byte validation did not prove in bounds is an ASan report.
 // Register-addressed records (resolved by the runtime first) and operands of more than
 // kMaxFuzzElements elements per channel (slow, not different) are skipped.
-// Seeds: with DVEJIT_FUZZ_WRITE_SEEDS=DIR the target writes seeds.h's inputs into DIR and
-// exits; scripts/fuzz.sh starts from those.
+// Seeds: with DVEJIT_FUZZ_WRITE_SEEDS=DIR the target writes execution_input.h's seeds into DIR
+// and exits; scripts/fuzz.sh starts from those.
 #include <sanitizer/asan_interface.h>
 
 #include <cstddef>
@@ -26,7 +26,7 @@
 #include "frontend/validate.h"
 #include "kernels/interpreter.h"
 #include "kernels/state.h"
-#include "test/fuzz/seeds.h"
+#include "test/fuzz/execution_input.h"
 
 namespace {
 
@@ -77,33 +77,23 @@ Memory& MemoryOf(Generation gen) {
 }
 
 bool Runnable(const Instruction& inst, Generation gen) {
-  if (CheckInstruction(inst, gen) || CheckExecutable(inst, gen) || UsesRegisters(inst)) return false;
-  const Operands ops = OperandsOf(inst);
-  for (int i = 0; i < ops.num_tensors; ++i)
-    if (ops.tensors[i].pattern.Count() > kMaxFuzzElements) return false;
-  return true;
+  return !CheckInstruction(inst, gen) && !CheckExecutable(inst, gen) && !UsesRegisters(inst) &&
+         fuzz::OperandsWithin(inst, kMaxFuzzElements);
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  if (const char* dir = std::getenv("DVEJIT_FUZZ_WRITE_SEEDS")) {
-    fuzz::WriteSeeds(dir);
-    std::exit(0);
-  }
+  fuzz::WriteSeedsIfAsked();
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size < 1 + 64) return 0;
-  const Generation gen = kAllGenerations[data[0] & 3];
-  const Profile profile = data[0] & 4 ? Profile::Device : Profile::Contract;
-  const size_t records = std::min((size - 1) / 64, kMaxRecords);
-  auto program = DecodeStream(std::span<const uint8_t>(data + 1, records * 64));
-  if (!program.ok()) return 0;
-  for (const Instruction& inst : *program)
-    if (!Runnable(inst, gen)) return 0;
-  MachineState& m = MemoryOf(gen).state;
-  for (const Instruction& inst : *program) (void)ExecuteInstruction(inst, m, profile);
+  const auto input = fuzz::ParseInput(data, size, kMaxRecords);
+  if (!input) return 0;
+  for (const Instruction& inst : input->program)
+    if (!Runnable(inst, input->gen)) return 0;
+  MachineState& m = MemoryOf(input->gen).state;
+  for (const Instruction& inst : input->program) (void)ExecuteInstruction(inst, m, input->profile);
   return 0;
 }
