@@ -14,6 +14,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Support/xxhash.h>
 #pragma GCC diagnostic pop
 
 namespace dvejit {
@@ -223,7 +224,17 @@ absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::Get(
   if (!f.ok()) return f.status();
   const std::string text = ir::Print(*f) + engine_->VersionKey();
   const uint64_t shape_key = Hash(text.data(), text.size());
+  // The module's name, which keys the on-disk object cache, carries a second, independent hash
+  // of the text as well.
+  const std::string module_name =
+      Cat("dvejit_stream_", Hex(shape_key, 16), "_", Hex(llvm::xxHash64(text), 16));
   if (auto it = by_shape_.find(shape_key); it != by_shape_.end()) {
+    if (it->second.text != text) {  // another shape with this key: compiled, not cached
+      *hit = false;
+      auto compiled = CompileLocked(*f, module_name, static_cast<int>(resolved.size()));
+      if (!compiled.ok()) return compiled.status();
+      return std::shared_ptr<const CompiledStream>(*compiled);
+    }
     *hit = true;
     Touch(it->second, shape_key);
     AddBytesKey(it->second, bytes_key, shape_key, StreamIdentity(resolved, gen, options));
@@ -231,7 +242,7 @@ absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::Get(
   }
   if (auto it = failed_by_shape_.find(shape_key); it != failed_by_shape_.end()) return it->second;
   *hit = false;
-  auto compiled = CompileLocked(*f, shape_key, static_cast<int>(resolved.size()));
+  auto compiled = CompileLocked(*f, module_name, static_cast<int>(resolved.size()));
   if (!compiled.ok()) {
     if (failed_by_shape_.size() >= kMaxFacts) failed_by_shape_.clear();
     failed_by_shape_[shape_key] = compiled.status();
@@ -240,6 +251,7 @@ absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::Get(
   lru_.push_front(shape_key);
   CacheEntry& e = by_shape_[shape_key];
   e.stream = *compiled;
+  e.text = text;
   e.lru = lru_.begin();
   AddBytesKey(e, bytes_key, shape_key, StreamIdentity(resolved, gen, options));
   std::shared_ptr<const CompiledStream> stream = e.stream;
@@ -248,11 +260,10 @@ absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::Get(
 }
 
 absl::StatusOr<std::shared_ptr<CompiledStream>> JitTier::CompileLocked(const ir::Function& f,
-                                                                       uint64_t shape_key,
+                                                                       const std::string& module_name,
                                                                        int instructions) {
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string name = Cat("dvejit_stream_", Hex(shape_key, 16));
-  auto [ctx, module] = engine_->NewModule(name);
+  auto [ctx, module] = engine_->NewModule(module_name);
   if (auto s = jit::EmitStream(f, *module, "stream", engine_->codegen_target()); !s.ok()) return s;
   auto fn = engine_->CompileOwned(std::move(ctx), std::move(module), "stream");
   if (!fn.ok()) {
@@ -287,7 +298,7 @@ absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::CompileUncached(
   if (!f.ok()) return f.status();
   // A unique module name per cold compile, so the engine's own caches cannot serve it.
   static uint64_t counter = 0;
-  auto compiled = CompileLocked(*f, 0xC01D000000000000ull + ++counter, static_cast<int>(resolved.size()));
+  auto compiled = CompileLocked(*f, Cat("dvejit_cold_", ++counter), static_cast<int>(resolved.size()));
   if (!compiled.ok()) return compiled.status();
   return std::shared_ptr<const CompiledStream>(*compiled);
 }

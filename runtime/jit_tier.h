@@ -107,9 +107,10 @@ class JitTier {
  private:
   JitTier() = default;
   absl::Status EnsureEngine();
-  // Compiles `f` (mu_ held).
+  // Compiles `f` as a module of that name (mu_ held).
   absl::StatusOr<std::shared_ptr<CompiledStream>> CompileLocked(const ir::Function& f,
-                                                                uint64_t shape_key, int instructions);
+                                                                const std::string& module_name,
+                                                                int instructions);
 
   std::mutex mu_;
   std::unique_ptr<jit::Engine> engine_;
@@ -123,6 +124,7 @@ class JitTier {
   // A byte key's entry keeps the stream's identity, checked on every hit.
   struct CacheEntry {
     std::shared_ptr<const CompiledStream> stream;
+    std::string text;  // the shape (printed IR and version key), compared on every hit
     std::list<uint64_t>::iterator lru;
     std::deque<uint64_t> bytes_keys;
   };
