@@ -107,6 +107,12 @@ std::string JitTier::unavailable_reason() {
   return s.ok() ? "" : std::string(s.message());
 }
 
+std::string JitTier::target_description() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!EnsureEngine().ok()) return "";
+  return Cat(engine_->cpu(), ", ", engine_->vector_width_f32(), " f32 lanes");
+}
+
 bool JitTier::WasValidated(uint64_t key, std::span<const Instruction> program, Generation gen,
                            const StreamOptions& options) {
   std::lock_guard<std::mutex> lock(mu_);

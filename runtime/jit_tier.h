@@ -99,6 +99,9 @@ class JitTier {
       std::span<const Instruction> resolved, Generation gen);
   bool available();
   std::string unavailable_reason();
+  // The CPU LLVM compiles for (its name, possibly "generic") and the vector width used, e.g.
+  // "generic, 16 f32 lanes"; "" when the JIT is unavailable.
+  std::string target_description();
   // The cache keeps at most this many compiled shapes (least recently used go first; their code
   // is freed once no run holds them). Default 512, or DVEJIT_JIT_CACHE_STREAMS.
   void set_capacity(size_t shapes);

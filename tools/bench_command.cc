@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <random>
@@ -145,6 +146,23 @@ void RunTier(benchmark::State& state, Instance* in, const std::string& tier) {
 
 const char* DtName(Dtype d) { return d == Dtype::FP32 ? "fp32" : "bf16"; }
 
+// "MODEL NAME (family F, model M)" from /proc/cpuinfo, or "" where there is none.
+std::string CpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, name, family, model;
+  auto value = [](const std::string& l) {
+    const size_t c = l.find(':');
+    return c == std::string::npos ? std::string() : l.substr(std::min(c + 2, l.size()));
+  };
+  while (std::getline(in, line) && !line.empty()) {
+    if (line.rfind("model name", 0) == 0) name = value(line);
+    else if (line.rfind("cpu family", 0) == 0) family = value(line);
+    else if (line.rfind("model", 0) == 0 && line.rfind("model name", 0) != 0) model = value(line);
+  }
+  if (name.empty()) return "";
+  return Cat(name, " (family ", family, ", model ", model, ")");
+}
+
 // Compile time (cold), cache-hit time, and tiny-instruction overhead.
 void RegisterJitOverheads(std::vector<std::unique_ptr<Instance>>& keep) {
   auto chain = MakeInstance("bn_backward", 8192, Dtype::FP32);
@@ -276,7 +294,10 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
   for (std::string& a : bm_args) argv.push_back(a.data());
   int argc = static_cast<int>(argv.size());
   benchmark::Initialize(&argc, argv.data());
+  // Which host: the targets are ratios to a roof measured on it, and hosts differ.
   benchmark::AddCustomContext("roof_isa", roof::Isa());
+  benchmark::AddCustomContext("cpu_model", CpuModel());
+  benchmark::AddCustomContext("jit_target", JitTier::Global().target_description());
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   if (torch) return RunTorchComparison(out, err);
