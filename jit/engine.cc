@@ -207,14 +207,31 @@ absl::Status CheckModule(llvm::Module& m, const llvm::DataLayout& dl, const llvm
   return absl::OkStatus();
 }
 
+constexpr char kIdentityMetadata[] = "dvejit.identity";
+
+std::string ModuleIdentity(const llvm::Module& m) {
+  const llvm::NamedMDNode* node = m.getNamedMetadata(kIdentityMetadata);
+  if (node == nullptr || node->getNumOperands() != 1 || node->getOperand(0)->getNumOperands() != 1)
+    return "";
+  const auto* text = llvm::dyn_cast<llvm::MDString>(node->getOperand(0)->getOperand(0));
+  return text != nullptr ? text->getString().str() : "";
+}
+
 }  // namespace
+
+void SetModuleIdentity(llvm::Module& m, const std::string& identity) {
+  llvm::NamedMDNode* node = m.getOrInsertNamedMetadata(kIdentityMetadata);
+  node->clearOperands();
+  node->addOperand(llvm::MDNode::get(m.getContext(), {llvm::MDString::get(m.getContext(), identity)}));
+}
 
 // ---------------------------------------------------------------------------------------------
 // DiskObjectCache: objects under `dir`, one file per (version key, module name).
 //
 // File: "DVEJITOB" | u32 key length | key | u64 object length | object bytes, written to a
-// temporary name and renamed into place (atomic for concurrent processes). The full key is
-// stored and compared, so a hash collision is a miss, never wrong code.
+// temporary name and renamed into place (atomic for concurrent processes). The full key
+// (version key, module name and the module's identity) is stored and compared, so a hash
+// collision is a miss, never wrong code.
 class DiskObjectCache : public llvm::ObjectCache {
  public:
   DiskObjectCache(std::string dir, std::string version_key)
@@ -230,11 +247,12 @@ class DiskObjectCache : public llvm::ObjectCache {
     return absl::OkStatus();
   }
 
-  std::string Key(const std::string& module_name) const {
-    return absl::StrCat(version_key_, "\n", module_name);
+  // Stored in the file and compared in full on load: a file-name collision is a miss.
+  std::string Key(const std::string& module_name, const std::string& identity) const {
+    return absl::StrCat(version_key_, "\n", module_name, "\n", identity);
   }
   std::string PathFor(const std::string& module_name) const {
-    const uint64_t h = llvm::xxHash64(Key(module_name));
+    const uint64_t h = llvm::xxHash64(absl::StrCat(version_key_, "\n", module_name));
     char name[32];
     std::snprintf(name, sizeof(name), "%016llx.o", static_cast<unsigned long long>(h));
     return (std::filesystem::path(dir_) / name).string();
@@ -242,8 +260,8 @@ class DiskObjectCache : public llvm::ObjectCache {
 
   // Loads and validates the object for `module_name`; keeps it for the next getObject of a
   // module with that name. Returns whether one is there (then codegen will be skipped).
-  bool Prefetch(const std::string& module_name) {
-    std::unique_ptr<llvm::MemoryBuffer> obj = Load(module_name);
+  bool Prefetch(const std::string& module_name, const std::string& identity) {
+    std::unique_ptr<llvm::MemoryBuffer> obj = Load(module_name, identity);
     if (obj == nullptr) return false;
     absl::MutexLock lock(&mu_);
     prefetched_[module_name] = std::move(obj);
@@ -257,7 +275,7 @@ class DiskObjectCache : public llvm::ObjectCache {
   void notifyObjectCompiled(const llvm::Module* m, llvm::MemoryBufferRef obj) override {
     const std::string& name = m->getModuleIdentifier();
     if (name.empty()) return;
-    const std::string key = Key(name);
+    const std::string key = Key(name, ModuleIdentity(*m));
     const std::string path = PathFor(name);
     static std::atomic<uint64_t> tmp_counter{0};
     const std::string tmp = absl::StrCat(
@@ -301,7 +319,7 @@ class DiskObjectCache : public llvm::ObjectCache {
         prefetched_.erase(it);
       }
     }
-    if (obj == nullptr && !name.empty()) obj = Load(name);
+    if (obj == nullptr && !name.empty()) obj = Load(name, ModuleIdentity(*m));
     absl::MutexLock lock(&mu_);
     ++(obj != nullptr ? stats_.hits : stats_.misses);
     return obj;
@@ -316,12 +334,12 @@ class DiskObjectCache : public llvm::ObjectCache {
   static constexpr char kMagic[] = "DVEJITOB";
 
   // The validated object for `module_name`, or nullptr (absent, foreign or corrupt file).
-  std::unique_ptr<llvm::MemoryBuffer> Load(const std::string& module_name) {
+  std::unique_ptr<llvm::MemoryBuffer> Load(const std::string& module_name, const std::string& identity) {
     const std::string path = PathFor(module_name);
     auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
     if (!file) return nullptr;  // absent: an ordinary miss
-    const std::string key = Key(module_name);
+    const std::string key = Key(module_name, identity);
     llvm::StringRef data = (*file)->getBuffer();
     auto bad = [&] {
       absl::MutexLock lock(&mu_);
@@ -589,7 +607,8 @@ absl::StatusOr<std::unique_ptr<CompiledCode>> Engine::CompileOwned(
       return s;
     }
     // On a disk-cache hit the object is loaded instead of generated: skip the pipeline too.
-    const bool cached = object_cache_ != nullptr && !name.empty() && object_cache_->Prefetch(name);
+    const bool cached =
+        object_cache_ != nullptr && !name.empty() && object_cache_->Prefetch(name, ModuleIdentity(*m));
     if (options_.optimize && !cached) {
       if (absl::Status s = OptimizeModule(*m); !s.ok()) return s;
     }

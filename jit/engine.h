@@ -39,6 +39,11 @@ class LLJIT;
 
 namespace dvejit::jit {
 
+// A text that determines the module's contents (the code generator's input, say), kept in the
+// module as named metadata; the on-disk object cache stores it with the object and compares
+// it on load, so two modules that share a name but not an identity never share an object.
+void SetModuleIdentity(llvm::Module& m, const std::string& identity);
+
 struct EngineOptions {
   // Optional on-disk object cache ("" = none). Created if missing.
   std::string object_cache_dir;
@@ -126,8 +131,9 @@ class Engine {
   // Verifies (llvm::verifyModule; failures are InvalidArgument with the verifier's text),
   // optimises (if options().optimize), compiles and returns the address of `symbol` (NotFound if
   // the module does not define it). Thread-safe. Each call gets its own symbol namespace, so two
-  // modules may define the same symbol name. The module's name is its object-cache key (with
-  // VersionKey()): modules with the same name must have the same contents.
+  // modules may define the same symbol name. The module's name, with VersionKey() and its
+  // identity (SetModuleIdentity), is its object-cache key, compared in full: modules with the
+  // same name and identity must have the same contents.
   //
   // An LLVM fatal error while compiling is Internal ("LLVM fatal error while compiling module
   // ..."), and the process goes on. LLVM's state is then unknown, so the module is leaked and

@@ -230,14 +230,14 @@ absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::Get(
   if (!f.ok()) return f.status();
   const std::string text = ir::Print(*f) + engine_->VersionKey();
   const uint64_t shape_key = Hash(text.data(), text.size());
-  // The module's name, which keys the on-disk object cache, carries a second, independent hash
-  // of the text as well.
+  // The module's name (the on-disk cache's file name) carries a second, independent hash of the
+  // text; the cache also stores the text itself and compares it.
   const std::string module_name =
       Cat("dvejit_stream_", Hex(shape_key, 16), "_", Hex(llvm::xxHash64(text), 16));
   if (auto it = by_shape_.find(shape_key); it != by_shape_.end()) {
     if (it->second.text != text) {  // another shape with this key: compiled, not cached
       *hit = false;
-      auto compiled = CompileLocked(*f, module_name, static_cast<int>(resolved.size()));
+      auto compiled = CompileLocked(*f, module_name, text, static_cast<int>(resolved.size()));
       if (!compiled.ok()) return compiled.status();
       return std::shared_ptr<const CompiledStream>(*compiled);
     }
@@ -248,7 +248,7 @@ absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::Get(
   }
   if (auto it = failed_by_shape_.find(shape_key); it != failed_by_shape_.end()) return it->second;
   *hit = false;
-  auto compiled = CompileLocked(*f, module_name, static_cast<int>(resolved.size()));
+  auto compiled = CompileLocked(*f, module_name, text, static_cast<int>(resolved.size()));
   if (!compiled.ok()) {
     if (failed_by_shape_.size() >= kMaxFacts) failed_by_shape_.clear();
     failed_by_shape_[shape_key] = compiled.status();
@@ -267,9 +267,11 @@ absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::Get(
 
 absl::StatusOr<std::shared_ptr<CompiledStream>> JitTier::CompileLocked(const ir::Function& f,
                                                                        const std::string& module_name,
+                                                                       const std::string& shape_text,
                                                                        int instructions) {
   const auto t0 = std::chrono::steady_clock::now();
   auto [ctx, module] = engine_->NewModule(module_name);
+  jit::SetModuleIdentity(*module, shape_text);  // the on-disk cache compares it
   if (auto s = jit::EmitStream(f, *module, "stream", engine_->codegen_target()); !s.ok()) return s;
   auto fn = engine_->CompileOwned(std::move(ctx), std::move(module), "stream");
   if (!fn.ok()) {
@@ -304,7 +306,7 @@ absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::CompileUncached(
   if (!f.ok()) return f.status();
   // A unique module name per cold compile, so the engine's own caches cannot serve it.
   static uint64_t counter = 0;
-  auto compiled = CompileLocked(*f, Cat("dvejit_cold_", ++counter), static_cast<int>(resolved.size()));
+  auto compiled = CompileLocked(*f, Cat("dvejit_cold_", ++counter), "", static_cast<int>(resolved.size()));
   if (!compiled.ok()) return compiled.status();
   return std::shared_ptr<const CompiledStream>(*compiled);
 }

@@ -110,9 +110,10 @@ class JitTier {
  private:
   JitTier() = default;
   absl::Status EnsureEngine();
-  // Compiles `f` as a module of that name (mu_ held).
+  // Compiles `f` as a module of that name and identity (jit::SetModuleIdentity; mu_ held).
   absl::StatusOr<std::shared_ptr<CompiledStream>> CompileLocked(const ir::Function& f,
                                                                 const std::string& module_name,
+                                                                const std::string& shape_text,
                                                                 int instructions);
 
   std::mutex mu_;

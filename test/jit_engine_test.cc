@@ -591,6 +591,38 @@ TEST(JitEngineTest, ObjectCacheIsHitBySecondEngine) {
   std::filesystem::remove_all(dir);
 }
 
+// Two modules with one name but different identities never share an object: the name alone
+// (what the file is named by) is not the key.
+TEST(JitEngineTest, ObjectCacheComparesTheModuleIdentity) {
+  const std::string dir = TempDir("objcache_identity");
+  EngineOptions options;
+  options.object_cache_dir = dir;
+  {
+    auto first = MakeEngine(options);
+    BuiltModule add = BuildAdd(*first, "shape:same-name", "add16");
+    SetModuleIdentity(*add.module, "identity A");
+    ASSERT_TRUE(first->Compile(std::move(add.ctx), std::move(add.module), "add16").ok());
+    EXPECT_EQ(first->stats().object_cache.writes, 1u);
+  }
+  {
+    auto second = MakeEngine(options);
+    BuiltModule add = BuildAdd(*second, "shape:same-name", "add16");
+    SetModuleIdentity(*add.module, "identity B");
+    auto fn = second->Compile(std::move(add.ctx), std::move(add.module), "add16");
+    ASSERT_TRUE(fn.ok()) << fn.status();
+    ExpectAddWorks(*fn);
+    EXPECT_EQ(second->stats().object_cache.hits, 0u);  // same file name, other identity: a miss
+  }
+  {
+    auto third = MakeEngine(options);
+    BuiltModule add = BuildAdd(*third, "shape:same-name", "add16");
+    SetModuleIdentity(*add.module, "identity B");
+    ASSERT_TRUE(third->Compile(std::move(add.ctx), std::move(add.module), "add16").ok());
+    EXPECT_EQ(third->stats().object_cache.hits, 1u);  // B's object, written by the second
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(JitEngineTest, ConcurrentCompiles) {
   auto engine = MakeEngine();
   constexpr int kThreads = 4, kPerThread = 3;
