@@ -128,6 +128,19 @@ void ExpectAddWorks(void* fn) {
   }
 }
 
+// A fresh engine with `options` compiles BuildAdd's module `name` (with `identity` when not
+// empty), checks that it adds, and returns its object-cache counters.
+ObjectCacheStats CompileAddOnNewEngine(const EngineOptions& options, const std::string& name,
+                                       const std::string& identity = "") {
+  auto engine = MakeEngine(options);
+  BuiltModule add = BuildAdd(*engine, name, "add16");
+  if (!identity.empty()) SetModuleIdentity(*add.module, identity);
+  auto fn = engine->Compile(std::move(add.ctx), std::move(add.module), "add16");
+  EXPECT_TRUE(fn.ok()) << fn.status();
+  if (fn.ok()) ExpectAddWorks(*fn);
+  return engine->stats().object_cache;
+}
+
 std::string TempDir(const std::string& tag) {
   auto dir = std::filesystem::temp_directory_path() /
              absl::StrCat("dvejit_jit_test_", tag, "_", ::getpid());
@@ -533,61 +546,33 @@ TEST(JitEngineTest, ObjectCacheIsHitBySecondEngine) {
   const std::string dir = TempDir("objcache");
   EngineOptions options;
   options.object_cache_dir = dir;
-  {
-    auto first = MakeEngine(options);
-    BuiltModule add = BuildAdd(*first, "shape:add16:v1", "add16");
-    auto fn = first->Compile(std::move(add.ctx), std::move(add.module), "add16");
-    ASSERT_TRUE(fn.ok()) << fn.status();
-    ExpectAddWorks(*fn);
-    const ObjectCacheStats s = first->stats().object_cache;
-    EXPECT_EQ(s.hits, 0u);
-    EXPECT_EQ(s.misses, 1u);
-    EXPECT_EQ(s.writes, 1u);
-  }
+  ObjectCacheStats s = CompileAddOnNewEngine(options, "shape:add16:v1");
+  EXPECT_EQ(s.hits, 0u);
+  EXPECT_EQ(s.misses, 1u);
+  EXPECT_EQ(s.writes, 1u);
   size_t files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     EXPECT_EQ(entry.path().extension(), ".o") << entry.path();
     ++files;
   }
   EXPECT_EQ(files, 1u);
-  {
-    auto second = MakeEngine(options);  // as a second process would
-    BuiltModule add = BuildAdd(*second, "shape:add16:v1", "add16");
-    auto fn = second->Compile(std::move(add.ctx), std::move(add.module), "add16");
-    ASSERT_TRUE(fn.ok()) << fn.status();
-    ExpectAddWorks(*fn);
-    const ObjectCacheStats s = second->stats().object_cache;
-    EXPECT_EQ(s.hits, 1u);
-    EXPECT_EQ(s.misses, 0u);
-    EXPECT_EQ(s.writes, 0u);
-    EXPECT_EQ(s.errors, 0u);
-  }
+  s = CompileAddOnNewEngine(options, "shape:add16:v1");  // as a second process would
+  EXPECT_EQ(s.hits, 1u);
+  EXPECT_EQ(s.misses, 0u);
+  EXPECT_EQ(s.writes, 0u);
+  EXPECT_EQ(s.errors, 0u);
   // A corrupt file is a miss (counted as an error), then rewritten.
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     std::ofstream(entry.path(), std::ios::binary | std::ios::trunc) << "DVEJITOBgarbage";
   }
-  {
-    auto third = MakeEngine(options);
-    BuiltModule add = BuildAdd(*third, "shape:add16:v1", "add16");
-    auto fn = third->Compile(std::move(add.ctx), std::move(add.module), "add16");
-    ASSERT_TRUE(fn.ok()) << fn.status();
-    ExpectAddWorks(*fn);
-    const ObjectCacheStats s = third->stats().object_cache;
-    EXPECT_EQ(s.hits, 0u);
-    EXPECT_GE(s.errors, 1u);
-    EXPECT_EQ(s.writes, 1u);
-  }
+  s = CompileAddOnNewEngine(options, "shape:add16:v1");
+  EXPECT_EQ(s.hits, 0u);
+  EXPECT_GE(s.errors, 1u);
+  EXPECT_EQ(s.writes, 1u);
   // Different engine settings (part of the key) do not share objects.
-  {
-    EngineOptions unoptimised = options;
-    unoptimised.optimize = false;
-    auto fourth = MakeEngine(unoptimised);
-    BuiltModule add = BuildAdd(*fourth, "shape:add16:v1", "add16");
-    auto fn = fourth->Compile(std::move(add.ctx), std::move(add.module), "add16");
-    ASSERT_TRUE(fn.ok()) << fn.status();
-    ExpectAddWorks(*fn);
-    EXPECT_EQ(fourth->stats().object_cache.hits, 0u);
-  }
+  EngineOptions unoptimised = options;
+  unoptimised.optimize = false;
+  EXPECT_EQ(CompileAddOnNewEngine(unoptimised, "shape:add16:v1").hits, 0u);
   std::filesystem::remove_all(dir);
 }
 
@@ -597,29 +582,11 @@ TEST(JitEngineTest, ObjectCacheComparesTheModuleIdentity) {
   const std::string dir = TempDir("objcache_identity");
   EngineOptions options;
   options.object_cache_dir = dir;
-  {
-    auto first = MakeEngine(options);
-    BuiltModule add = BuildAdd(*first, "shape:same-name", "add16");
-    SetModuleIdentity(*add.module, "identity A");
-    ASSERT_TRUE(first->Compile(std::move(add.ctx), std::move(add.module), "add16").ok());
-    EXPECT_EQ(first->stats().object_cache.writes, 1u);
-  }
-  {
-    auto second = MakeEngine(options);
-    BuiltModule add = BuildAdd(*second, "shape:same-name", "add16");
-    SetModuleIdentity(*add.module, "identity B");
-    auto fn = second->Compile(std::move(add.ctx), std::move(add.module), "add16");
-    ASSERT_TRUE(fn.ok()) << fn.status();
-    ExpectAddWorks(*fn);
-    EXPECT_EQ(second->stats().object_cache.hits, 0u);  // same file name, other identity: a miss
-  }
-  {
-    auto third = MakeEngine(options);
-    BuiltModule add = BuildAdd(*third, "shape:same-name", "add16");
-    SetModuleIdentity(*add.module, "identity B");
-    ASSERT_TRUE(third->Compile(std::move(add.ctx), std::move(add.module), "add16").ok());
-    EXPECT_EQ(third->stats().object_cache.hits, 1u);  // B's object, written by the second
-  }
+  EXPECT_EQ(CompileAddOnNewEngine(options, "shape:same-name", "identity A").writes, 1u);
+  // Same file name, another identity: a miss.
+  EXPECT_EQ(CompileAddOnNewEngine(options, "shape:same-name", "identity B").hits, 0u);
+  // B's object, written by the second engine.
+  EXPECT_EQ(CompileAddOnNewEngine(options, "shape:same-name", "identity B").hits, 1u);
   std::filesystem::remove_all(dir);
 }
 

@@ -63,14 +63,18 @@ struct ExecutionInput {
   std::vector<Instruction> program;
 };
 
-// The input's generation, profile and first `max_records` records, if it has one and they decode.
-inline std::optional<ExecutionInput> ParseInput(const uint8_t* data, size_t size, size_t max_records) {
+// The input's generation, profile and first `max_records` records, if it has one, they decode
+// and keep(record, generation) holds for each.
+template <typename Keep>
+std::optional<ExecutionInput> ParseInput(const uint8_t* data, size_t size, size_t max_records, Keep keep) {
   if (size < 1 + kRecordBytes) return std::nullopt;
   const size_t records = std::min((size - 1) / kRecordBytes, max_records);
   auto program = DecodeStream(std::span<const uint8_t>(data + 1, records * kRecordBytes));
   if (!program.ok()) return std::nullopt;
-  return ExecutionInput{kAllGenerations[data[0] & 3], data[0] & 4 ? Profile::Device : Profile::Contract,
-                        std::move(*program)};
+  const Generation gen = kAllGenerations[data[0] & 3];
+  for (const Instruction& inst : *program)
+    if (!keep(inst, gen)) return std::nullopt;
+  return ExecutionInput{gen, data[0] & 4 ? Profile::Device : Profile::Contract, std::move(*program)};
 }
 
 // Whether every operand of `inst` has at most `max_elements` elements per channel (larger ones

@@ -89,10 +89,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const auto input = fuzz::ParseInput(data, size, kMaxRecords);
+  const auto input = fuzz::ParseInput(data, size, kMaxRecords, Runnable);
   if (!input) return 0;
-  for (const Instruction& inst : input->program)
-    if (!Runnable(inst, input->gen)) return 0;
   MachineState& m = MemoryOf(input->gen).state;
   for (const Instruction& inst : input->program) (void)ExecuteInstruction(inst, m, input->profile);
   return 0;
