@@ -30,7 +30,7 @@ uint64_t Hash(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
 
 // A fast 64-bit hash of whole records, 8 bytes at a time (every run of a repeated stream pays
 // it once). The generation enters through a multiply, so it cannot cancel against the first
-// record's low bits (with `seed ^ gen`, a Max8 under Maverick and a FindIndex8 under Mariana
+// record's low bits (with `seed ^ gen`, a Max8 under Maverick and a MatchValueLoad under Mariana
 // shared a key), and a final mix spreads the last word.
 uint64_t JitTier::StreamKey(std::span<const Instruction> program, Generation gen) {
   uint64_t h = (0x9E3779B97F4A7C15ull + static_cast<uint64_t>(gen)) * 0xC2B2AE3D27D4EB4Full;
