@@ -309,6 +309,17 @@ bool RunCompiled(Machine& machine, std::span<const Instruction> program, uint64_
   return true;
 }
 
+// What validation depends on besides the records (for the compiled tiers' validated facts):
+// the profile, whether a roster applies, and the roster's 256 bits.
+StreamOptions ValidationOptions(const RunOptions& options) {
+  StreamOptions o{static_cast<uint64_t>(options.profile) | (options.roster ? 0x100u : 0u)};
+  if (options.roster) {
+    const std::bitset<256> word_mask(~uint64_t{0});
+    for (int w = 0; w < 4; ++w) o[1 + w] = ((*options.roster >> (64 * w)) & word_mask).to_ullong();
+  }
+  return o;
+}
+
 }  // namespace
 
 RunReport RunProgramImpl(Machine& machine, std::span<const Instruction> program,
@@ -319,11 +330,7 @@ RunReport RunProgramImpl(Machine& machine, std::span<const Instruction> program,
   // already validated under the same options is not checked again.
   const bool compiled_tier = options.tier != ExecutionTier::Interp;
   const uint64_t program_key = compiled_tier ? JitTier::StreamKey(program, m.gen) : 0;
-  // What validation depends on besides the records: the profile and the roster.
-  StreamOptions validation_options{static_cast<uint64_t>(options.profile) | (options.roster ? 0x100u : 0u)};
-  if (options.roster)
-    for (size_t bit = 0; bit < 256; ++bit)
-      if (options.roster->test(bit)) validation_options[1 + bit / 64] |= uint64_t{1} << (bit % 64);
+  const StreamOptions validation_options = compiled_tier ? ValidationOptions(options) : StreamOptions{};
   const uint64_t validated_key =
       program_key ^ (validation_options[0] * 0x100000001B3ull) ^
       ((validation_options[1] ^ validation_options[2] * 3 ^ validation_options[3] * 5 ^ validation_options[4] * 7) *

@@ -341,7 +341,6 @@ def _map(name, key, operands, out_dtype, scalars, body):
             raise usage_error(f"{name}: operand shapes {[o[0].shape for o in operands]} differ")
     bpe = sum(_size(dt) for _, dt in operands) + _size(out_dtype)
     step = _pass_len(ctx, bpe, tile=1)
-    out = np.empty((channels, elements), _np_dtype(out_dtype))
     in_dts = tuple(dt for _, dt in operands)
     scalar_shapes = tuple((v.shape[1], dt) for v, dt in scalars)
     if channels <= PARTITIONS and elements <= step:
