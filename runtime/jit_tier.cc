@@ -246,12 +246,18 @@ absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::Get(
     AddBytesKey(it->second, bytes_key, shape_key, StreamIdentity(resolved, gen, options));
     return it->second.stream;
   }
-  if (auto it = failed_by_shape_.find(shape_key); it != failed_by_shape_.end()) return it->second;
+  if (auto it = failed_by_shape_.find(shape_key); it != failed_by_shape_.end() && it->second.text == text)
+    return it->second.status;
   *hit = false;
   auto compiled = CompileLocked(*f, module_name, text, static_cast<int>(resolved.size()));
   if (!compiled.ok()) {
-    if (failed_by_shape_.size() >= kMaxFacts) failed_by_shape_.clear();
-    failed_by_shape_[shape_key] = compiled.status();
+    if (failed_by_shape_.size() >= kMaxFacts || failed_text_bytes_ + text.size() > kMaxIdentityBytes) {
+      failed_by_shape_.clear();
+      failed_text_bytes_ = 0;
+    }
+    FailedShape& failed = failed_by_shape_[shape_key];  // a colliding shape's entry is replaced
+    failed_text_bytes_ += text.size() - failed.text.size();
+    failed = {text, compiled.status()};
     return compiled.status();
   }
   lru_.push_front(shape_key);

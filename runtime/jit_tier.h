@@ -136,7 +136,8 @@ class JitTier {
   // The per-stream facts below are small but one per distinct stream: they are forgotten
   // wholesale past this many (a forgotten fact is recomputed).
   static constexpr size_t kMaxFacts = size_t{1} << 16;
-  // The identities the two maps below keep are forgotten wholesale past this many bytes.
+  // The identities and shape texts the maps below keep are forgotten wholesale past this many
+  // bytes (each map its own).
   static constexpr size_t kMaxIdentityBytes = size_t{64} << 20;
   void Touch(CacheEntry& e, uint64_t shape_key);
   void AddBytesKey(CacheEntry& e, uint64_t bytes_key, uint64_t shape_key, StreamIdentity id);
@@ -151,7 +152,14 @@ class JitTier {
   std::unordered_map<uint64_t, BytesEntry> by_bytes_;
   size_t by_bytes_identity_bytes_ = 0;
   std::list<uint64_t> lru_;
-  std::unordered_map<uint64_t, absl::Status> failed_by_shape_;
+  // Shapes that failed to compile, with their text (compared on every hit, like by_shape_'s).
+  struct FailedShape {
+    std::string text;
+    absl::Status status;
+  };
+  std::unordered_map<uint64_t, FailedShape> failed_by_shape_;
+  size_t failed_text_bytes_ = 0;
+  // Runs per stream key for the auto tier. A collision only moves a compile to an earlier run.
   std::unordered_map<uint64_t, int64_t> runs_;
   std::unordered_map<uint64_t, StreamIdentity> validated_;
   size_t validated_identity_bytes_ = 0;
