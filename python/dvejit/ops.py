@@ -335,17 +335,17 @@ def _map(name, key, operands, out_dtype, scalars, body):
     operands: [(array, dtype)], all the same shape; scalars: [(values (C, k), dtype)] per-channel
     slots read through pointer immediates; body(n, L, in_offs, out_off, scalar_offs) -> text."""
     ctx = _context()
-    channels, elements = operands[0][0].shape
+    shape = operands[0][0].shape
+    channels, elements = shape
     for a, _ in operands[1:]:
-        if a.shape != (channels, elements):
+        if a.shape != shape:
             raise usage_error(f"{name}: operand shapes {[o[0].shape for o in operands]} differ")
-    bpe = sum(_size(dt) for _, dt in operands) + _size(out_dtype)
-    step = _pass_len(ctx, bpe, tile=1)
-    in_dts = tuple(dt for _, dt in operands)
-    scalar_shapes = tuple((v.shape[1], dt) for v, dt in scalars)
-    if channels <= PARTITIONS and elements <= step:
+    in_dts = tuple([dt for _, dt in operands])
+    scalar_shapes = tuple([(v.shape[1], dt) for v, dt in scalars])
+    if channels <= PARTITIONS:
         # One program over everything (the common eager case): no tiling loops, and the result
-        # is a copy of the output view.
+        # is a copy of the output view. A cached program of this length is one that fitted the
+        # partition (whichever path built it), so the lookup comes before the sizing.
         k = ctx.kernels.get((name, key, channels, elements, in_dts, out_dtype, scalar_shapes))
         if k is not None:
             views = k.views
@@ -355,6 +355,7 @@ def _map(name, key, operands, out_dtype, scalars, body):
                 views[_IN[i]][...] = a
             ctx.run(k)
             return views["out"].copy()
+    step = _pass_len(ctx, sum([_size(dt) for dt in in_dts]) + _size(out_dtype), tile=1)
     out = np.empty((channels, elements), _np_dtype(out_dtype))
     for c0, n in _chunks(channels, PARTITIONS):
         for e0, length in _chunks(elements, step):

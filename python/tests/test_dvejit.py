@@ -369,6 +369,19 @@ def test_tensor_tensor_exact(rng):
     assert np.array_equal(ops.tensor_tensor(ia, ib, np.bitwise_xor), ia ^ ib)
 
 
+def test_tensor_tensor_tiled_then_one_program_of_a_tile(rng):
+    # An op larger than a partition runs in tiles; a later op of exactly one tile's shape reuses
+    # that tile's cached program on the one-program path.
+    step = ops._pass_len(ops._context(), 3 * 4, tile=1)
+    a = rng.normal(size=(130, step + 5)).astype(np.float32)
+    b = rng.normal(size=(130, step + 5)).astype(np.float32)
+    assert np.array_equal(ops.tensor_tensor(a, b, "add"), a + b)
+    programs = ops.cache_info()["programs"]
+    a1, b1 = a[:128, :step] * 2, b[:128, :step] * 3
+    assert np.array_equal(ops.tensor_tensor(a1, b1, "add"), a1 + b1)
+    assert ops.cache_info()["programs"] == programs
+
+
 def test_bn_stats_layout_and_aggregate_vs_float64(rng):
     x = (rng.normal(size=(6, 1300)) * 2 + 0.5).astype(np.float32)
     st = ops.bn_stats(x)
