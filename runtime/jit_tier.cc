@@ -255,8 +255,9 @@ absl::StatusOr<std::shared_ptr<const CompiledStream>> JitTier::Get(
       failed_by_shape_.clear();
       failed_text_bytes_ = 0;
     }
-    FailedShape& failed = failed_by_shape_[shape_key];  // a colliding shape's entry is replaced
-    failed_text_bytes_ += text.size() - failed.text.size();
+    FailedShape& failed = failed_by_shape_[shape_key];
+    failed_text_bytes_ -= failed.text.size();  // a colliding shape's entry is replaced
+    failed_text_bytes_ += text.size();
     failed = {text, compiled.status()};
     return compiled.status();
   }
