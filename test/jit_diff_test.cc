@@ -588,6 +588,36 @@ TEST(JitDifferential, BackPropBf16TiesMatch) {
   }
 }
 
+// bf16 statistics read their staged columns through StagedField, which widens both fields of a
+// packed pair by an and (the even one read 2 bytes early, the first column's from the padding in
+// front of the buffer). Every bf16 pattern is an element: channel c holds patterns 512·c ...
+// 512·c + 511 (zeros, subnormals, every exponent, infinities, NaNs of every payload), under
+// Stats2 and Stats (Stats reads at most 256: two halves), on whole four-part blocks and on a channel count that leaves lanes inactive.
+TEST(JitDifferential, Bf16StatisticsEveryPattern) {
+  Machine interp(Generation::Cayman), jit(Generation::Cayman);
+  for (int c = 0; c < 128; ++c) {
+    std::vector<uint8_t> row(0x400);
+    for (int k = 0; k < 512; ++k) {
+      const uint16_t x = static_cast<uint16_t>(c * 512 + k);
+      std::memcpy(&row[2 * k], &x, 2);
+    }
+    for (Machine* m : {&interp, &jit}) {
+      m->PreloadReciprocals();
+      ASSERT_TRUE(m->Write(Space::Sbuf, c, 1, 0, row, static_cast<uint32_t>(row.size())).ok());
+    }
+  }
+  for (int n : {128, 100})
+    ExpectSameOnMachines(
+        interp, jit,
+        absl::StrCat("BatchNormStats2 src=sbuf[0]+0x0[512:1] in_dtype=bf16 out_dtype=fp32 n=", n,
+                     " even_count=256 odd_count=256 dst=sbuf[0]+0x400[6:1]\n"
+                     "BatchNormStats src=sbuf[0]+0x0[256:1] in_dtype=bf16 out_dtype=fp32 n=", n,
+                     " even_count=128 odd_count=128 dst=sbuf[0]+0x420[3:1]\n"
+                     "BatchNormStats src=sbuf[0]+0x200[256:1] in_dtype=bf16 out_dtype=fp32 n=", n,
+                     " even_count=128 odd_count=128 dst=sbuf[0]+0x430[3:1]"),
+        3);
+}
+
 // The integer band (semantics.md §4.3) compiled: every TensorTensorArith integer op (and MOD on
 // integers) in each signedness it accepts, over random 8/16/32-bit sources led by the edge values
 // (INT_MIN, −1, 0, the width limits), with and without the `saturate` table set; and the scalar
