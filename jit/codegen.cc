@@ -970,8 +970,12 @@ class Emitter {
     Value* buffer;  // buffer[h · half_columns + (i · W + v) · parts + part]: packed column v of tensor i
     {
       // One column of padding in front: StagedField reads a bf16 pair's even field 2 bytes early.
+      // It is zeroed (its bytes are cleared by the and, but an uninitialised read is not one
+      // that LLVM has to keep defined).
       IRBuilder<> eb(entry_, entry_->begin());
-      buffer = eb.CreateGEP(column_type, eb.CreateAlloca(ArrayType::get(column_type, 2 * half_columns + 1)), eb.getInt64(1));
+      Value* padded = eb.CreateAlloca(ArrayType::get(column_type, 2 * half_columns + 1));
+      eb.CreateAlignedStore(Constant::getNullValue(column_type), padded, Align(64));
+      buffer = eb.CreateGEP(column_type, padded, eb.getInt64(1));
     }
     auto slot = [&](Value* half, size_t i, Value* v, int part) {
       Value* column = b_.CreateAdd(b_.getInt64(static_cast<int64_t>(i) * W_), v);
