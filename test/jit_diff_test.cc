@@ -618,6 +618,42 @@ TEST(JitDifferential, Bf16StatisticsEveryPattern) {
         3);
 }
 
+// fp32 Stats2 runs its two parity streams side by side in the lanes (StagedPairChunks: channel c's
+// even and odd streams in lanes 2c and 2c + 1, staged through the pair transpose) and splits them
+// apart for the tail and the result. Rows of random normal values and rows of the fp32 edge values,
+// on whole and partial blocks and one channel, with element counts that are whole chunks, leave a
+// tail of either parity, or are shorter than a chunk.
+TEST(JitDifferential, Fp32Stats2ParityLanesMatch) {
+  const std::vector<uint32_t> edges = EdgeBits();
+  std::mt19937_64 rng(29);
+  std::normal_distribution<float> normal(0.5f, 3.0f);
+  for (int edge_rows = 0; edge_rows < 2; ++edge_rows) {
+    Machine interp(Generation::Cayman), jit(Generation::Cayman);
+    for (int c = 0; c < 128; ++c) {
+      std::vector<uint8_t> row(0x800);
+      for (int k = 0; k < 512; ++k) {
+        const float v = normal(rng);
+        uint32_t bits;
+        std::memcpy(&bits, &v, 4);
+        if (edge_rows) bits = edges[(static_cast<size_t>(c) * 37 + static_cast<size_t>(k)) % edges.size()];
+        std::memcpy(&row[4 * static_cast<size_t>(k)], &bits, 4);
+      }
+      for (Machine* m : {&interp, &jit}) {
+        m->PreloadReciprocals();
+        ASSERT_TRUE(m->Write(Space::Sbuf, c, 1, 0, row, static_cast<uint32_t>(row.size())).ok());
+      }
+    }
+    for (int n : {128, 100, 16, 1})
+      for (int count : {512, 501, 46, 15}) {
+        SCOPED_TRACE(absl::StrCat(edge_rows ? "edge" : "normal", " rows, n=", n, ", ", count, " elements"));
+        ExpectSameOnMachines(interp, jit,
+                             absl::StrCat("BatchNormStats2 src=sbuf[0]+0x0[", count, ":1] in_dtype=fp32 out_dtype=fp32 n=", n,
+                                          " even_count=3 odd_count=4 dst=sbuf[0]+0x800[6:1]"),
+                             1);
+      }
+  }
+}
+
 // The integer band (semantics.md §4.3) compiled: every TensorTensorArith integer op (and MOD on
 // integers) in each signedness it accepts, over random 8/16/32-bit sources led by the edge values
 // (INT_MIN, −1, 0, the width limits), with and without the `saturate` table set; and the scalar
