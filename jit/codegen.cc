@@ -992,15 +992,12 @@ class Emitter {
   // tensor i, n_ lanes). Why stage: a Welford step is a 6-7 cycle dependency chain per
   // element, so the block's parts must step together to fill the pipes; transposing all parts
   // first in registers spills heavily, and the buffer keeps the step loop at a few registers.
-  // Why two buffers, the next chunk's parts staged from inside the pair loop (one part every
-  // pairs / parts iterations): the step loop is latency-bound, and a whole chunk of it fills
-  // the reorder buffer, so transposes placed after it could not overlap it; spread between its
-  // iterations they fill the idle pipes. (Measured on the BN statistics at 128 × 8192: staging
-  // at all, bf16 from 2.9-3.3 to 2.5-2.7 times the roof, fp32 from about 1.9 to 1.6-1.8;
-  // staging inside the loop, bf16 from 65-77 to 58-60 µs. The gradient sums, whose chain is a
-  // 4-cycle FMA, ran slower staged: they keep TransposedChunks.) Staging a chunk prefetches the
-  // rows kStagePrefetchChunks further on. Returns how many elements it covered (see
-  // TransposedChunks).
+  // The next chunk's parts are staged from inside the pair loop, one part every pairs / parts
+  // iterations (DoubleBufferedChunks). (Measured on the BN statistics at 128 × 8192: staging at
+  // all, bf16 from 2.9-3.3 to 2.5-2.7 times the roof, fp32 from about 1.9 to 1.6-1.8. The
+  // gradient sums, whose chain is a 4-cycle FMA, ran slower staged: they keep
+  // TransposedChunks.) Staging a chunk prefetches the rows kStagePrefetchChunks further on.
+  // Returns how many elements it covered (see TransposedChunks).
   template <typename Step>
   int64_t StagedChunks(const std::vector<const ir::TensorRef*>& ts, int64_t count, Step step) {
     for (const ir::TensorRef* t : ts)
@@ -1041,19 +1038,7 @@ class Emitter {
           b_.CreateAlignedStore(b_.CreateBitCast(packed[v], column_type), slot(half, i, b_.getInt64(v), part), Align(64));
       }
     };
-    for (int part = 0; part < parts; ++part) stage(b_.getInt64(0), b_.getInt64(0), part);  // chunk 0 into half 0
-    const int pairs = per_chunk / 2;
-    Loop(b_.getInt64(chunks), [&](Value* chunk) {
-      Value* k0 = b_.CreateMul(chunk, b_.getInt64(per_chunk));
-      Value* half = b_.CreateAnd(chunk, b_.getInt64(1));
-      Value* next_half = b_.CreateXor(half, b_.getInt64(1));
-      Value* k_next = b_.CreateAdd(k0, b_.getInt64(per_chunk));
-      Value* has_next = b_.CreateICmpULT(chunk, b_.getInt64(chunks - 1));
-      Loop(b_.getInt64(pairs), [&](Value* pair) {
-        for (int part = 0; part < parts; ++part) {
-          Value* now = b_.CreateAnd(has_next, b_.CreateICmpEQ(pair, b_.getInt64(part * pairs / parts)));
-          If(now, [&] { stage(k_next, next_half, part); });
-        }
+    DoubleBufferedChunks(chunks, per_chunk, parts, stage, [&](Value* k0, Value* half, Value* pair) {
         for (int s = 0; s < 2; ++s) {
           Value* e = b_.CreateAdd(b_.CreateMul(pair, b_.getInt64(2)), b_.getInt64(s));  // element k0 + e
           Value* v = b_.CreateUDiv(e, b_.getInt64(packing));
@@ -1069,9 +1054,34 @@ class Emitter {
           }
           step(b_.CreateAdd(k0, e), s, xs);
         }
-      });
     });
     return count - count % per_chunk;
+  }
+  // The schedule of the staged loops: `units` stage(k0, half, unit) calls (the block's parts or
+  // groups) stage chunk 0 into half 0 of a double buffer; then, per chunk, a loop over its
+  // element pairs calls body(k0, half, pair), and stages unit u of the next chunk into the other
+  // half just before pair u · pairs / units. Why from inside the pair loop: the step loop is
+  // latency-bound and a whole chunk of it fills the reorder buffer, so transposes placed after it
+  // could not overlap it; spread between its iterations they fill the idle pipes (bf16
+  // statistics at 128 × 8192: 65-77 → 58-60 µs).
+  template <typename Stage, typename Body>
+  void DoubleBufferedChunks(int64_t chunks, int per_chunk, int units, Stage stage, Body body) {
+    for (int u = 0; u < units; ++u) stage(b_.getInt64(0), b_.getInt64(0), u);
+    const int pairs = per_chunk / 2;
+    Loop(b_.getInt64(chunks), [&](Value* chunk) {
+      Value* k0 = b_.CreateMul(chunk, b_.getInt64(per_chunk));
+      Value* half = b_.CreateAnd(chunk, b_.getInt64(1));
+      Value* next_half = b_.CreateXor(half, b_.getInt64(1));
+      Value* k_next = b_.CreateAdd(k0, b_.getInt64(per_chunk));
+      Value* has_next = b_.CreateICmpULT(chunk, b_.getInt64(chunks - 1));
+      Loop(b_.getInt64(pairs), [&](Value* pair) {
+        for (int u = 0; u < units; ++u) {
+          Value* now = b_.CreateAnd(has_next, b_.CreateICmpEQ(pair, b_.getInt64(u * pairs / units)));
+          If(now, [&] { stage(k_next, next_half, u); });
+        }
+        body(k0, half, pair);
+      });
+    });
   }
   // StagedChunks for the two parity streams of one contiguous fp32 (or other 4-byte) or bf16
   // tensor (Stats2), with the streams side by side in the lanes: each chunk of a row is staged
@@ -1084,8 +1094,9 @@ class Emitter {
   // Why: a group of W/2 rows is transposed in one stage fewer than W rows, and a group's stage is
   // short enough to come every two steps (measured in a harness on the Xeon host, cycles per 16
   // elements: fp32 5.0 → 4.1; bf16 4.1 → 3.6, against StagedChunks with the staged fields
-  // widened by an and). Prefetching is as in StagedChunks. Returns how many elements it covered
-  // (0, emitting nothing, unless the tensor is a contiguous row of at least one chunk).
+  // widened by an and). Scheduled by DoubleBufferedChunks and prefetched as StagedChunks is.
+  // Returns how many elements it covered (0, emitting nothing, unless the tensor is a contiguous
+  // row of at least one chunk).
   template <typename Step>
   int64_t StagedPairChunks(const ir::TensorRef& t, int64_t count, Step step) {
     const bool packed = t.dtype == Dtype::BFLOAT16;
@@ -1123,22 +1134,10 @@ class Emitter {
       for (size_t j = 0; j < pair_vectors.size(); ++j)  // pairs of them (fewer only if Emit fails)
         b_.CreateAlignedStore(pair_vectors[j], slot(half, b_.getInt64(static_cast<int64_t>(j)), g), Align(64));
     };
-    for (int g = 0; g < groups; ++g) stage(b_.getInt64(0), b_.getInt64(0), g);  // chunk 0 into half 0
-    Loop(b_.getInt64(chunks), [&](Value* chunk) {
-      Value* k0 = b_.CreateMul(chunk, b_.getInt64(per_chunk));
-      Value* half = b_.CreateAnd(chunk, b_.getInt64(1));
-      Value* next_half = b_.CreateXor(half, b_.getInt64(1));
-      Value* k_next = b_.CreateAdd(k0, b_.getInt64(per_chunk));
-      Value* has_next = b_.CreateICmpULT(chunk, b_.getInt64(chunks - 1));
-      Loop(b_.getInt64(pairs), [&](Value* j) {
-        for (int g = 0; g < groups; ++g) {
-          Value* now = b_.CreateAnd(has_next, b_.CreateICmpEQ(j, b_.getInt64(g * pairs / groups)));
-          If(now, [&] { stage(k_next, next_half, g); });
-        }
-        std::vector<Value*> pieces;
-        for (int g = 0; g < groups; ++g) pieces.push_back(b_.CreateAlignedLoad(vector_type, slot(half, j, g), Align(64)));
-        step(b_.CreateAdd(k0, b_.CreateMul(j, b_.getInt64(2))), Concat(pieces));
-      });
+    DoubleBufferedChunks(chunks, per_chunk, groups, stage, [&](Value* k0, Value* half, Value* j) {
+      std::vector<Value*> pieces;
+      for (int g = 0; g < groups; ++g) pieces.push_back(b_.CreateAlignedLoad(vector_type, slot(half, j, g), Align(64)));
+      step(b_.CreateAdd(k0, b_.CreateMul(j, b_.getInt64(2))), Concat(pieces));
     });
     return count - count % per_chunk;
   }
