@@ -1039,21 +1039,21 @@ class Emitter {
       }
     };
     DoubleBufferedChunks(chunks, per_chunk, parts, stage, [&](Value* k0, Value* half, Value* pair) {
-        for (int s = 0; s < 2; ++s) {
-          Value* e = b_.CreateAdd(b_.CreateMul(pair, b_.getInt64(2)), b_.getInt64(s));  // element k0 + e
-          Value* v = b_.CreateUDiv(e, b_.getInt64(packing));
-          Value* field = b_.CreateURem(e, b_.getInt64(packing));
-          std::vector<Value*> xs;
-          for (size_t i = 0; i < ts.size(); ++i) {
-            std::vector<Value*> pieces;
-            for (int part = 0; part < parts; ++part) {
-              WidthScope w(this, W_);
-              pieces.push_back(StagedField(ts[i]->dtype, slot(half, i, v, part), packing, s, field));
-            }
-            xs.push_back(Concat(pieces));
+      for (int s = 0; s < 2; ++s) {
+        Value* e = b_.CreateAdd(b_.CreateMul(pair, b_.getInt64(2)), b_.getInt64(s));  // element k0 + e
+        Value* v = b_.CreateUDiv(e, b_.getInt64(packing));
+        Value* field = b_.CreateURem(e, b_.getInt64(packing));
+        std::vector<Value*> xs;
+        for (size_t i = 0; i < ts.size(); ++i) {
+          std::vector<Value*> pieces;
+          for (int part = 0; part < parts; ++part) {
+            WidthScope w(this, W_);
+            pieces.push_back(StagedField(ts[i]->dtype, slot(half, i, v, part), packing, s, field));
           }
-          step(b_.CreateAdd(k0, e), s, xs);
+          xs.push_back(Concat(pieces));
         }
+        step(b_.CreateAdd(k0, e), s, xs);
+      }
     });
     return count - count % per_chunk;
   }
