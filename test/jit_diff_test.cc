@@ -588,11 +588,13 @@ TEST(JitDifferential, BackPropBf16TiesMatch) {
   }
 }
 
-// bf16 statistics read their staged columns through StagedField, which widens both fields of a
-// packed pair by an and (the even one read 2 bytes early, the first column's from the padding in
-// front of the buffer). Every bf16 pattern is an element: channel c holds patterns 512·c ...
-// 512·c + 511 (zeros, subnormals, every exponent, infinities, NaNs of every payload), under
-// Stats2 and Stats (Stats reads at most 256: two halves), on whole four-part blocks and on a channel count that leaves lanes inactive.
+// bf16 statistics widen their staged data without a shift: Stats2 through the packed-pair transpose
+// and a word unpack with zero (StagedPairChunks, 16-lane code), Stats through StagedField's and
+// (the even field read 2 bytes early, the first column's from the padding in front of the
+// buffer); 8-lane code keeps the shifts. Every bf16 pattern is an element: channel c holds
+// patterns 512·c ... 512·c + 511 (zeros, subnormals, every exponent, infinities, NaNs of every
+// payload), under Stats2 and Stats (Stats reads at most 256: two halves), on whole four-part
+// blocks and on a channel count that leaves lanes inactive.
 TEST(JitDifferential, Bf16StatisticsEveryPattern) {
   Machine interp(Generation::Cayman), jit(Generation::Cayman);
   for (int c = 0; c < 128; ++c) {
