@@ -926,21 +926,17 @@ class Emitter {
     for (int j = 0; j < regs_n; ++j) cols[j] = r[plan.column_reg[j]];
     return cols;
   }
-  // A kPackedPairs register of bf16 pairs widened to its two pairs as fp32, in the kPairs lane
+  // Half h (0 or 1) of a kPackedPairs register of bf16 pairs widened to fp32, in the kPairs lane
   // order: a word unpack with zero (vpunpcklwd / vpunpckhwd) puts each bf16 in the high half of
   // its own lane.
-  std::array<Value*, 2> WidenPairs(Value* packed) {
+  Value* WidenPair(Value* packed, int h) {
     auto* words_type = FixedVectorType::get(b_.getInt16Ty(), 2 * W_);
     Value* words = b_.CreateBitCast(packed, words_type);
-    Value* zero = Constant::getNullValue(words_type);
-    std::array<Value*, 2> out{};
-    for (int h = 0; h < 2; ++h) {
-      std::vector<int> mask(static_cast<size_t>(2 * W_));
-      for (int i = 0; i < 2 * W_; ++i)  // word i: block i / 8, low word of lane i / 2 of the block's half h
-        mask[i] = i % 2 == 0 ? 0 : 2 * W_ + (i / 8) * 8 + 4 * h + (i % 8) / 2;
-      out[h] = b_.CreateBitCast(b_.CreateShuffleVector(zero, words, mask), vf_);
-    }
-    return out;
+    std::vector<int> mask(static_cast<size_t>(2 * W_));
+    for (int i = 0; i < 2 * W_; ++i)  // word i: block i / 8, low word of lane i / 2 of the block's half h
+      mask[i] = i % 2 == 0 ? 0 : 2 * W_ + (i / 8) * 8 + 4 * h + (i % 8) / 2;
+    return b_.CreateBitCast(b_.CreateShuffleVector(Constant::getNullValue(words_type), words, mask),
+                            FixedVectorType::get(f32_, W_));
   }
   // Loads `count` (≤ W) consecutive elements from k0 for lanes part·W ... part·W + W − 1 of the
   // block and transposes them: result[j] (W lanes) holds element k0 + j of each. Inactive lanes
@@ -1038,7 +1034,7 @@ class Emitter {
           b_.CreateAlignedStore(b_.CreateBitCast(packed[v], column_type), slot(half, i, b_.getInt64(v), part), Align(64));
       }
     };
-    DoubleBufferedChunks(chunks, per_chunk, parts, stage, [&](Value* k0, Value* half, Value* pair) {
+    DoubleBufferedChunks(chunks, per_chunk, per_chunk / 2, parts, stage, [&](Value* k0, Value* half, Value* pair) {
       for (int s = 0; s < 2; ++s) {
         Value* e = b_.CreateAdd(b_.CreateMul(pair, b_.getInt64(2)), b_.getInt64(s));  // element k0 + e
         Value* v = b_.CreateUDiv(e, b_.getInt64(packing));
@@ -1065,21 +1061,20 @@ class Emitter {
   // could not overlap it; spread between its iterations they fill the idle pipes (bf16
   // statistics at 128 × 8192: 65-77 → 58-60 µs).
   template <typename Stage, typename Body>
-  void DoubleBufferedChunks(int64_t chunks, int per_chunk, int units, Stage stage, Body body) {
+  void DoubleBufferedChunks(int64_t chunks, int per_chunk, int iterations, int units, Stage stage, Body body) {
     for (int u = 0; u < units; ++u) stage(b_.getInt64(0), b_.getInt64(0), u);
-    const int pairs = per_chunk / 2;
     Loop(b_.getInt64(chunks), [&](Value* chunk) {
       Value* k0 = b_.CreateMul(chunk, b_.getInt64(per_chunk));
       Value* half = b_.CreateAnd(chunk, b_.getInt64(1));
       Value* next_half = b_.CreateXor(half, b_.getInt64(1));
       Value* k_next = b_.CreateAdd(k0, b_.getInt64(per_chunk));
       Value* has_next = b_.CreateICmpULT(chunk, b_.getInt64(chunks - 1));
-      Loop(b_.getInt64(pairs), [&](Value* pair) {
+      Loop(b_.getInt64(iterations), [&](Value* it) {
         for (int u = 0; u < units; ++u) {
-          Value* now = b_.CreateAnd(has_next, b_.CreateICmpEQ(pair, b_.getInt64(u * pairs / units)));
+          Value* now = b_.CreateAnd(has_next, b_.CreateICmpEQ(it, b_.getInt64(u * iterations / units)));
           If(now, [&] { stage(k_next, next_half, u); });
         }
-        body(k0, half, pair);
+        body(k0, half, it);
       });
     });
   }
@@ -1106,9 +1101,11 @@ class Emitter {
     if (!ContiguousRow(t) || (DtypeSize(t.dtype) != 4 && !packed) || count < per_chunk || W_ < 4) return 0;
     const int half_w = W_ / 2, groups = n_ / half_w;
     const int64_t chunks = count / per_chunk;
-    const int64_t half_vectors = static_cast<int64_t>(groups) * pairs;
+    // Staged registers per group and chunk: one per pair (kPairs) or per two pairs (kPackedPairs).
+    const int staged = packed ? pairs / 2 : pairs;
+    const int64_t half_vectors = static_cast<int64_t>(groups) * staged;
     auto* vector_type = FixedVectorType::get(f32_, W_);
-    Value* buffer;  // buffer[h · half_vectors + j · groups + g]: pair j of group g
+    Value* buffer;  // buffer[h · half_vectors + j · groups + g]: staged register j of group g
     {
       IRBuilder<> eb(entry_, entry_->begin());
       buffer = eb.CreateAlloca(ArrayType::get(vector_type, 2 * half_vectors));
@@ -1127,19 +1124,21 @@ class Emitter {
         rows.push_back(packed ? b_.CreateAlignedLoad(vi32_, RowPtr(t, ActiveOrFirst(l), k0), Align(2))
                               : LoadRow(t, ActiveOrFirst(l), k0, nullptr));
       }
-      std::vector<Value*> pair_vectors;
-      if (packed)
-        for (Value* two : Transpose(rows, TransposeLayout::kPackedPairs))
-          for (Value* one : WidenPairs(two)) pair_vectors.push_back(one);
-      else
-        pair_vectors = Transpose(rows, TransposeLayout::kPairs);
-      for (size_t j = 0; j < pair_vectors.size(); ++j)  // pairs of them (fewer only if Emit fails)
-        b_.CreateAlignedStore(pair_vectors[j], slot(half, b_.getInt64(static_cast<int64_t>(j)), g), Align(64));
+      const std::vector<Value*> regs = Transpose(rows, packed ? TransposeLayout::kPackedPairs : TransposeLayout::kPairs);
+      for (size_t j = 0; j < regs.size(); ++j)
+        b_.CreateAlignedStore(b_.CreateBitCast(regs[j], vector_type), slot(half, b_.getInt64(static_cast<int64_t>(j)), g), Align(64));
     };
-    DoubleBufferedChunks(chunks, per_chunk, groups, stage, [&](Value* k0, Value* half, Value* j) {
-      std::vector<Value*> pieces;
-      for (int g = 0; g < groups; ++g) pieces.push_back(b_.CreateAlignedLoad(vector_type, slot(half, j, g), Align(64)));
-      step(b_.CreateAdd(k0, b_.CreateMul(j, b_.getInt64(2))), Concat(pieces));
+    // One iteration per staged register: a packed one steps pairs 2j and 2j + 1.
+    DoubleBufferedChunks(chunks, per_chunk, staged, groups, stage, [&](Value* k0, Value* half, Value* j) {
+      for (int h = 0; h < pairs / staged; ++h) {
+        std::vector<Value*> pieces;
+        for (int g = 0; g < groups; ++g) {
+          Value* reg = b_.CreateAlignedLoad(vector_type, slot(half, j, g), Align(64));
+          pieces.push_back(packed ? WidenPair(reg, h) : reg);
+        }
+        Value* pair = packed ? b_.CreateAdd(b_.CreateMul(j, b_.getInt64(2)), b_.getInt64(h)) : j;
+        step(b_.CreateAdd(k0, b_.CreateMul(pair, b_.getInt64(2))), Concat(pieces));
+      }
     });
     return count - count % per_chunk;
   }
