@@ -837,7 +837,7 @@ class Emitter {
   //   2j, 2j + 1) of every row, row r's in lanes 2r and 2r + 1;
   // - kPackedPairs, rows of packed 2-byte pairs (one pair per 32-bit lane): without the unpack pd,
   //   register j holds pairs 2j and 2j + 1, per 128-bit block b rows 2b and 2b + 1's pair 2j in
-  //   its low half and their pair 2j + 1 in its high half, ready for a word unpack (WidenPairs).
+  //   its low half and their pair 2j + 1 in its high half, ready for a word unpack (WidenPair).
   enum class TransposeLayout { kColumns, kPairs, kPackedPairs };
   struct TransposePlan {
     struct Pair {
@@ -1084,12 +1084,17 @@ class Emitter {
   // channels, channel c's even element in lane 2c and its odd one in lane 2c + 1, as fp32. One
   // Welford step then advances both streams of every channel: step(k, x) gets elements k and
   // k + 1 of the block's n_ channels as one 2·n_-lane vector (channel c in lanes 2c, 2c + 1).
-  // 4-byte rows go through the kPairs transpose (W/2 pairs per chunk), bf16 rows through the
-  // kPackedPairs one and WidenPairs (W pairs per chunk: the widening is done once, when staging).
-  // Why: a group of W/2 rows is transposed in one stage fewer than W rows, and a group's stage is
-  // short enough to come every two steps (measured in a harness on the Xeon host, cycles per 16
-  // elements: fp32 5.0 → 4.1; bf16 4.1 → 3.6, against StagedChunks with the staged fields
-  // widened by an and). Scheduled by DoubleBufferedChunks and prefetched as StagedChunks is.
+  // 4-byte rows go through the kPairs transpose (W/2 pairs per chunk, one staged register per
+  // pair), bf16 rows through the kPackedPairs one (W pairs per chunk): their registers are staged
+  // packed, two pairs each, and WidenPair widens each half in the step loop, which steps two pairs
+  // per staged register. Why: a group of W/2 rows is transposed in one stage fewer than W rows,
+  // and a group's stage is short enough to come every two steps (measured in a harness on the
+  // Xeon host, cycles per 16 elements: fp32 5.0 → 4.1; bf16 4.1 → 3.6, against StagedChunks
+  // with the staged fields widened by an and). Staging bf16 packed stores half as many registers
+  // for the same number of unpacks: the Zen 5 host runs about one 512-bit store per cycle, and
+  // stores beside the step's FP work slowed it by about 0.8 cycles each in a harness (bf16
+  // statistics at 128 × 8192 there 60 → 52 µs). Scheduled by DoubleBufferedChunks and
+  // prefetched as StagedChunks is.
   // Returns how many elements it covered (0, emitting nothing, unless the tensor is a contiguous
   // row of at least one chunk).
   template <typename Step>
