@@ -1054,9 +1054,10 @@ class Emitter {
     return count - count % per_chunk;
   }
   // The schedule of the staged loops: `units` stage(k0, half, unit) calls (the block's parts or
-  // groups) stage chunk 0 into half 0 of a double buffer; then, per chunk, a loop over its
-  // element pairs calls body(k0, half, pair), and stages unit u of the next chunk into the other
-  // half just before pair u · pairs / units. Why from inside the pair loop: the step loop is
+  // groups) stage chunk 0 into half 0 of a double buffer; then, per chunk, a loop of
+  // `iterations` (its element pairs, or its staged registers) calls body(k0, half, iteration), and
+  // stages unit u of the next chunk into the other half just before iteration u · iterations /
+  // units. Why from inside the loop: the step loop is
   // latency-bound and a whole chunk of it fills the reorder buffer, so transposes placed after it
   // could not overlap it; spread between its iterations they fill the idle pipes (bf16
   // statistics at 128 × 8192: 65-77 → 58-60 µs).
@@ -1141,7 +1142,7 @@ class Emitter {
           Value* reg = b_.CreateAlignedLoad(vector_type, slot(half, j, g), Align(64));
           pieces.push_back(packed ? WidenPair(reg, h) : reg);
         }
-        Value* pair = packed ? b_.CreateAdd(b_.CreateMul(j, b_.getInt64(2)), b_.getInt64(h)) : j;
+        Value* pair = b_.CreateAdd(b_.CreateMul(j, b_.getInt64(pairs / staged)), b_.getInt64(h));
         step(b_.CreateAdd(k0, b_.CreateMul(pair, b_.getInt64(2))), Concat(pieces));
       }
     });
