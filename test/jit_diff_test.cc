@@ -372,7 +372,7 @@ void ExpectSameOnMachines(Machine& interp, Machine& jit, const std::string& text
   const RunReport r = RunProgram(jit, *prog, o);
   ASSERT_TRUE(r.status.ok()) << r.status;
   EXPECT_EQ(r.tier, "jit");
-  EXPECT_EQ(r.jit_compiled_instructions, instructions) << text << (r.tier_notes.empty() ? "" : r.tier_notes[0]);
+  EXPECT_EQ(r.jit_compiled_instructions, instructions) << text << (r.tier_notes.empty() ? "" : "\n" + r.tier_notes[0]);
   EXPECT_EQ(Compare(interp, jit, interp.ActiveBytes(Space::Sbuf)), "") << text;
 }
 
