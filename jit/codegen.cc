@@ -1135,14 +1135,14 @@ class Emitter {
         b_.CreateAlignedStore(b_.CreateBitCast(regs[j], vector_type), slot(half, b_.getInt64(static_cast<int64_t>(j)), g), Align(64));
     };
     // One iteration per staged register: a packed one steps pairs 2j and 2j + 1.
+    const int pairs_per_reg = pairs / staged;
     DoubleBufferedChunks(chunks, per_chunk, staged, groups, stage, [&](Value* k0, Value* half, Value* j) {
-      for (int h = 0; h < pairs / staged; ++h) {
+      std::vector<Value*> regs;
+      for (int g = 0; g < groups; ++g) regs.push_back(b_.CreateAlignedLoad(vector_type, slot(half, j, g), Align(64)));
+      for (int h = 0; h < pairs_per_reg; ++h) {
         std::vector<Value*> pieces;
-        for (int g = 0; g < groups; ++g) {
-          Value* reg = b_.CreateAlignedLoad(vector_type, slot(half, j, g), Align(64));
-          pieces.push_back(packed ? WidenPair(reg, h) : reg);
-        }
-        Value* pair = b_.CreateAdd(b_.CreateMul(j, b_.getInt64(pairs / staged)), b_.getInt64(h));
+        for (Value* reg : regs) pieces.push_back(packed ? WidenPair(reg, h) : reg);
+        Value* pair = b_.CreateAdd(b_.CreateMul(j, b_.getInt64(pairs_per_reg)), b_.getInt64(h));
         step(b_.CreateAdd(k0, b_.CreateMul(pair, b_.getInt64(2))), Concat(pieces));
       }
     });
