@@ -715,3 +715,19 @@ def test_bn_examples_validate_on_every_generation():
         for f in ["bn_forward.s", "bn_backward.s"]:
             p = dvejit("validate", "--gen", gen, EXAMPLES / f)
             assert p.returncode == 0, f"{gen} {f}: {p.stderr}"
+
+
+def test_profile_jit_script_attributes_samples_to_jit_code(tmp_path):
+    # scripts/profile-jit.sh (a developer tool): the samples of a JIT benchmark must fall mostly
+    # in the JIT's code, and the report must disassemble it.
+    out = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "profile-jit.sh"), "--out", str(tmp_path), "--period-us", "200", "--",
+         str(DVEJIT), "bench", "--workload", "bn_stats", "--benchmark_filter=512/fp32/jit_fused",
+         "--benchmark_min_time=0.5"],
+        capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    shares = dict((name, float(p.rstrip("%"))) for p, name in re.findall(r"^\s+([\d.]+%)\s+(\[jit code\])$", out.stdout, re.M))
+    assert shares.get("[jit code]", 0) > 20, out.stdout
+    assert re.search(r"^JIT code at 0x[0-9a-f]+", out.stdout, re.M), out.stdout
+    assert re.search(r"^\s+0x[0-9a-f]+\s+[\d.]+%\s+v\w+", out.stdout, re.M), out.stdout  # vector instructions
+    assert (tmp_path / "samples.txt").stat().st_size > 0
