@@ -723,11 +723,11 @@ def test_profile_jit_script_attributes_samples_to_jit_code(tmp_path):
     out = subprocess.run(
         ["bash", str(ROOT / "scripts" / "profile-jit.sh"), "--out", str(tmp_path), "--period-us", "200", "--",
          str(DVEJIT), "bench", "--workload", "bn_stats", "--benchmark_filter=512/fp32/jit_fused",
-         "--benchmark_min_time=0.5"],
+         "--benchmark_min_time=1.5"],
         capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     shares = dict((name, float(p.rstrip("%"))) for p, name in re.findall(r"^\s+([\d.]+%)\s+(\[jit code\])$", out.stdout, re.M))
-    assert shares.get("[jit code]", 0) > 20, out.stdout
+    assert shares.get("[jit code]", 0) > 25, out.stdout  # about 60 % alone; set-up is the rest
     assert re.search(r"^JIT code at 0x[0-9a-f]+", out.stdout, re.M), out.stdout
     assert re.search(r"^\s+0x[0-9a-f]+\s+[\d.]+%\s+v\w+", out.stdout, re.M), out.stdout  # vector instructions
     assert (tmp_path / "samples.txt").stat().st_size > 0
