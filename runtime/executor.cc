@@ -246,9 +246,10 @@ void InterpCallback(void* c, int32_t k) {
 }
 
 // Tier 1. Returns false (with a note) when the stream must run interpreted instead.
-// `program_key` is the program's JitTier::StreamKey.
+// `program_key` is the program's JitTier::StreamKey; `uses_registers` false says that no
+// instruction takes an address from a register (then none is looked for).
 bool RunCompiled(Machine& machine, std::span<const Instruction> program, uint64_t program_key,
-                 const RunOptions& options, RunReport& report) {
+                 bool uses_registers, const RunOptions& options, RunReport& report) {
   MachineState& m = machine.state();
   if (options.strict_events) {
     report.tier_notes.push_back("strict events: interpreted");
@@ -260,7 +261,7 @@ bool RunCompiled(Machine& machine, std::span<const Instruction> program, uint64_
   std::vector<Instruction> resolved_copy;
   std::span<const Instruction> resolved = program;
   uint64_t key = program_key;
-  for (size_t i = 0; i < program.size(); ++i) {
+  for (size_t i = 0; uses_registers && i < program.size(); ++i) {
     if (!UsesRegisters(program[i])) continue;
     if (resolved_copy.empty()) resolved_copy.assign(program.begin(), program.end());
     auto r = ResolveRegisters(program[i], m, static_cast<int64_t>(i), 0);
@@ -335,16 +336,23 @@ RunReport RunProgramImpl(Machine& machine, std::span<const Instruction> program,
       program_key ^ (validation_options[0] * 0x100000001B3ull) ^
       ((validation_options[1] ^ validation_options[2] * 3 ^ validation_options[3] * 5 ^ validation_options[4] * 7) *
        0x9E3779B97F4A7C15ull);
-  if (!compiled_tier || !JitTier::Global().WasValidated(validated_key, program, m.gen, validation_options)) {
+  // Decoding every instruction's operands to look for register addresses cost about 45 ns per
+  // instruction of a run: the answer is kept with the validated fact.
+  bool uses_registers = true;
+  if (!compiled_tier ||
+      !JitTier::Global().WasValidated(validated_key, program, m.gen, validation_options, &uses_registers)) {
+    uses_registers = false;
     for (size_t i = 0; i < program.size(); ++i) {
       if (auto s = CheckForExecution(program[i], static_cast<int64_t>(i), m.gen, options); !s.ok()) {
         report.status = s;
         return report;
       }
+      if (compiled_tier && !uses_registers) uses_registers = UsesRegisters(program[i]);
     }
-    if (compiled_tier) JitTier::Global().MarkValidated(validated_key, program, m.gen, validation_options);
+    if (compiled_tier)
+      JitTier::Global().MarkValidated(validated_key, program, m.gen, validation_options, uses_registers);
   }
-  if (compiled_tier && RunCompiled(machine, program, program_key, options, report))
+  if (compiled_tier && RunCompiled(machine, program, program_key, uses_registers, options, report))
     return report;
   for (size_t i = 0; i < program.size(); ++i) {
     const Instruction& inst = program[i];

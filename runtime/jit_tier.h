@@ -86,11 +86,13 @@ class JitTier {
       std::span<const Instruction> resolved, Generation gen, bool fuse = true);
   // Streams already validated for execution (a pure function of the records, the generation
   // and `options`): repeated runs of the same stream skip re-validation. `key` is the StreamKey
-  // of the (unresolved) program folded with the options; the identity decides.
+  // of the (unresolved) program folded with the options; the identity decides. The fact keeps
+  // whether any instruction takes an address from a register (`uses_registers`, also a pure
+  // function of the records): a run of a stream without any skips looking for them.
   bool WasValidated(uint64_t key, std::span<const Instruction> program, Generation gen,
-                    const StreamOptions& options);
+                    const StreamOptions& options, bool* uses_registers = nullptr);
   void MarkValidated(uint64_t key, std::span<const Instruction> program, Generation gen,
-                     const StreamOptions& options);
+                     const StreamOptions& options, bool uses_registers = true);
   // How many times the stream with this StreamKey was seen before (for the `auto` tier), and
   // count this one.
   int64_t CountRun(uint64_t key);
@@ -161,7 +163,11 @@ class JitTier {
   size_t failed_text_bytes_ = 0;
   // Runs per stream key for the auto tier. A collision only moves a compile to an earlier run.
   std::unordered_map<uint64_t, int64_t> runs_;
-  std::unordered_map<uint64_t, StreamIdentity> validated_;
+  struct ValidatedStream {
+    StreamIdentity identity;
+    bool uses_registers = true;
+  };
+  std::unordered_map<uint64_t, ValidatedStream> validated_;
   size_t validated_identity_bytes_ = 0;
 };
 

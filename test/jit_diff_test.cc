@@ -312,6 +312,36 @@ Instruction FromHex(const char* hex) {
   return inst;
 }
 
+// The validated fact keeps whether a stream takes addresses from registers; repeated runs
+// skip looking for them only when it does not. A register moved between runs of the same
+// stream must move where the compiled code writes, as in the interpreter.
+TEST(JitDifferential, RegisterAddressesResolvePerRunOfACachedStream) {
+  const std::string text =
+      "Memset dtype=fp32 n=4 dst_element_count=8 set_value=0x40400000 dst=sbuf[0]+0x0[8:1]\n"
+      "Copy src=sbuf[0]+0x0[8:1] dst=reg(7)[8:1] in_dtype=fp32 out_dtype=fp32 n=4\n";
+  auto prog = Assemble(text, Generation::Cayman);
+  ASSERT_TRUE(prog.ok()) << prog.status();
+  Machine interp(Generation::Cayman), jit(Generation::Cayman);
+  RunOptions o;
+  o.tier = ExecutionTier::Jit;
+  for (uint32_t offset : {0x300u, 0x500u, 0x300u, 0x700u}) {
+    const uint32_t address = MakeAddress(Space::Sbuf, 0, offset, Generation::Cayman);
+    ASSERT_TRUE(interp.SetRegister(7, address).ok());
+    ASSERT_TRUE(jit.SetRegister(7, address).ok());
+    ASSERT_TRUE(RunProgram(interp, *prog, RunOptions{}).status.ok());
+    const RunReport r = RunProgram(jit, *prog, o);
+    ASSERT_TRUE(r.status.ok()) << r.status;
+    EXPECT_EQ(r.tier, "jit");
+    EXPECT_EQ(Compare(interp, jit, interp.ActiveBytes(Space::Sbuf)), "") << "register at " << offset;
+    std::vector<uint8_t> row(32);
+    ASSERT_TRUE(jit.Read(Space::Sbuf, 3, 1, offset, 32, row).ok());
+    for (int k = 0; k < 8; ++k) EXPECT_EQ(row[4 * k + 3], 0x40) << offset;  // 3.0f = 0x40400000
+  }
+  // A register that no longer holds an immediate address fails the run, cached or not.
+  ASSERT_TRUE(jit.SetRegister(7, 0xFFFFFFFFu).ok());
+  EXPECT_FALSE(RunProgram(jit, *prog, o).status.ok());
+}
+
 TEST(JitDifferential, KeyCollisionsAreMisses) {
   const std::vector<Instruction> load = {FromHex(
       "6d100900000000000000000000000000e0ff03000100020008000100000000000900010000000000000000000000000000000000000000000000000000000000")};
