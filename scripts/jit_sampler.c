@@ -66,7 +66,11 @@ __attribute__((destructor)) static void Finish(void) {
   fclose(f);
   FILE* maps = fopen("/proc/self/maps", "r");
   FILE* copy = OpenOut("maps.txt", "w");
-  if (maps == NULL || copy == NULL) return;
+  if (maps == NULL || copy == NULL) {
+    if (maps != NULL) fclose(maps);
+    if (copy != NULL) fclose(copy);
+    return;
+  }
   char line[1024];
   while (fgets(line, sizeof line, maps)) {
     fputs(line, copy);

@@ -8,6 +8,7 @@
 #       --benchmark_filter=8192/bf16/jit_fused --benchmark_min_time=5
 set -euo pipefail
 cd "$(dirname "$0")/.."
+usage() { echo "usage: $0 [--out DIR] [--period-us N] -- COMMAND [ARGS...]" >&2; exit 2; }
 out=build/profile
 period=433
 while [ $# -gt 0 ]; do
@@ -15,10 +16,10 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --period-us) period=$2; shift 2 ;;
     --) shift; break ;;
-    *) echo "usage: $0 [--out DIR] [--period-us N] -- COMMAND [ARGS...]" >&2; exit 2 ;;
+    *) usage ;;
   esac
 done
-[ $# -gt 0 ] || { echo "usage: $0 [--out DIR] [--period-us N] -- COMMAND [ARGS...]" >&2; exit 2; }
+[ $# -gt 0 ] || usage
 mkdir -p build "$out"
 rm -f "$out"/samples.txt "$out"/maps.txt "$out"/code_*.bin
 cc -O2 -shared -fPIC -o build/jit_sampler.so scripts/jit_sampler.c -lrt

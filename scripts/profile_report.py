@@ -7,6 +7,7 @@ instructions, disassembled from the bytes that ran.
     /usr/bin/python3 scripts/profile_report.py DIR [--top N]
 """
 import argparse
+import bisect
 import collections
 import os
 import re
@@ -14,12 +15,19 @@ import subprocess
 
 
 def read_maps(path):
+    """(lo, hi, file offset, permissions, path) per mapping, sorted by address."""
     maps = []
     for line in open(path):
         parts = line.split()
         lo, hi = (int(x, 16) for x in parts[0].split('-'))
         maps.append((lo, hi, int(parts[2], 16), parts[1], parts[5] if len(parts) > 5 else ''))
-    return maps
+    return sorted(maps)
+
+
+def map_name(m):
+    if m is None:
+        return '[unmapped]'
+    return m[4] or ('[jit code]' if 'x' in m[3] else '[anon]')
 
 
 def disassemble(dump, lo):
@@ -57,34 +65,32 @@ def main():
         print('no samples')
         return
     pct = lambda n: f'{100.0 * n / total:5.1f}%'
+    starts = [m[0] for m in maps]
     per_map = collections.defaultdict(collections.Counter)
     for s in samples:
-        for m in maps:
-            if m[0] <= s < m[1]:
-                per_map[m][s] += 1
-                break
-        else:
-            per_map[None][s] += 1
+        i = bisect.bisect_right(starts, s) - 1  # the mapping starting at or before s, if it holds s
+        per_map[maps[i] if i >= 0 and s < maps[i][1] else None][s] += 1
+    in_map = {m: sum(c.values()) for m, c in per_map.items()}
     print(f'{total} samples')
     shares = collections.Counter()
-    for m, c in per_map.items():
-        shares[(m[4] or ('[jit code]' if m and 'x' in m[3] else '[anon]')) if m else '[unmapped]'] += sum(c.values())
+    for m, n in in_map.items():
+        shares[map_name(m)] += n
     for name, n in shares.most_common(10):
         print(f'  {pct(n)}  {name}')
     for m, c in per_map.items():
-        if m is None or not m[4].startswith('/') or sum(c.values()) < 0.01 * total:
+        if m is None or not m[4].startswith('/') or in_map[m] < 0.01 * total:
             continue
         print(f'\nhottest functions in {m[4]}:')
         offsets = {a: a - m[0] + m[2] for a in c}
         for name, n in functions(m[4], offsets, c).most_common(8):
             print(f'  {pct(n)}  {name[:100]}')
-    for m, c in sorted(per_map.items(), key=lambda kv: -sum(kv[1].values())):
+    for m, c in sorted(per_map.items(), key=lambda kv: -in_map[kv[0]]):
         dump = m and os.path.join(args.dir, f'code_{m[0]:x}.bin')
-        if not m or m[4] or not os.path.exists(dump) or sum(c.values()) < 0.01 * total:
+        if not m or m[4] or not os.path.exists(dump) or in_map[m] < 0.01 * total:
             continue
         insns = disassemble(dump, m[0])
         addrs = sorted(insns)
-        print(f'\nJIT code at {m[0]:#x} ({pct(sum(c.values()))} of samples):')
+        print(f'\nJIT code at {m[0]:#x} ({pct(in_map[m])} of samples):')
         loops = []
         for a in addrs:
             j = re.match(r'j\w+\s+0x([0-9a-f]+)', insns[a])
