@@ -513,6 +513,47 @@ TEST(JitDifferential, NewtonDivisionEdgePairs) {
   ExpectSameOnMachines(interp, jit, text, columns);
 }
 
+// An Aggregate in a block of several hardware vectors (after a Stats2, as in BN statistics)
+// takes the first vector's Chan weights where a vector's counts equal the first's bit for bit,
+// and divides for itself where they do not. 32 tuples per channel (full chunks and a tail), the
+// counts 256 except in a few channels and tuples: another integer (the Parameter RAM path), a
+// zero (skipped), a count one ulp off, a first vector that differs where the others agree.
+TEST(JitDifferential, AggregateSharesWeightsOnlyWhereCountsMatch) {
+  constexpr int kTuples = 32;
+  auto count_at = [](int channel, int tuple) -> uint32_t {
+    if (channel == 40 && tuple == 7) return 0x437F0000u;   // 255
+    if (channel == 70 && tuple == 12) return 0;             // skipped
+    if (channel == 127 && tuple == 20) return 0x43800001u;  // 256 + 1 ulp
+    if (channel == 16 && tuple == 0) return 0x40400000u;    // 3: the second vector's first lane
+    if (channel == 0 && tuple == 31) return 0x43808000u;    // 257: the first vector alone
+    return 0x43800000u;                                     // 256
+  };
+  for (const char* stats_dtype : {"bf16", "fp32"}) {  // four and two vectors per block
+    Machine interp(Generation::Cayman), jit(Generation::Cayman);
+    for (Machine* m : {&interp, &jit}) {
+      m->PreloadReciprocals();
+      for (int c = 0; c < 128; ++c) {
+        std::vector<uint32_t> words(3 * kTuples);
+        for (int t = 0; t < kTuples; ++t) {
+          words[3 * t] = count_at(c, t);
+          words[3 * t + 1] = 0x3F800000u + static_cast<uint32_t>((c * 131 + t * 17) % 4096) * 64;  // mean near 1
+          words[3 * t + 2] = 0x42000000u + static_cast<uint32_t>((c * 71 + t * 29) % 4096) * 512;  // m2 near 32
+        }
+        std::vector<uint8_t> row(words.size() * 4);
+        std::memcpy(row.data(), words.data(), row.size());
+        ASSERT_TRUE(m->Write(Space::Sbuf, c, 1, 0x8000, row, static_cast<uint32_t>(row.size())).ok());
+      }
+    }
+    SCOPED_TRACE(stats_dtype);
+    ExpectSameOnMachines(
+        interp, jit,
+        absl::StrCat("BatchNormStats2 src=sbuf[0]+0x0[512:1] in_dtype=", stats_dtype,
+                     " out_dtype=fp32 n=128 even_count=256 odd_count=256 dst=sbuf[0]+0x4000[6:1]\n"
+                     "BatchNormAggregate src=sbuf[0]+0x8000[96:1] in_dtype=fp32 out_dtype=fp32 n=128 "
+                     "dst=sbuf[0]+0x9000[2:1]\n"),
+        2);
+  }
+}
 
 // Lays `inputs` (raw bits of `in`) out over 128 channels, converts them with a TensorScalar
 // (`stages`: a bypass unless given) to `out` on both tiers, and compares everything.
