@@ -943,9 +943,14 @@ class Emitter {
   // read lane 0's row (active whenever the statement runs in this block); their values are
   // never stored.
   std::vector<Value*> LoadColumns(const ir::TensorRef& t, Value* k0, int part, int count) {
+    return LoadColumns(t, k0, b_.getInt64(part * W_), count < W_ ? TailMask(count) : nullptr, count);
+  }
+  // The same for the W lanes from `first_lane` (an i64, a multiple of W), the rows' elements
+  // masked by `mask` (W × i1, or none).
+  std::vector<Value*> LoadColumns(const ir::TensorRef& t, Value* k0, Value* first_lane, Value* mask, int count) {
     std::vector<Value*> rows;
-    for (int l = part * W_; l < (part + 1) * W_; ++l)
-      rows.push_back(LoadRow(t, ActiveOrFirst(l), k0, count < W_ ? TailMask(count) : nullptr));
+    for (int l = 0; l < W_; ++l)
+      rows.push_back(LoadRow(t, ActiveOrFirst(b_.CreateAdd(first_lane, b_.getInt64(l))), k0, mask));
     std::vector<Value*> cols = Transpose(rows);
     cols.resize(static_cast<size_t>(count));
     return cols;
@@ -1206,12 +1211,13 @@ class Emitter {
     return Widen(dtype, b_.CreateTrunc(b_.CreateLShr(dwords, shift), raw_type));
   }
   // Lane l of the block if its channel is active, else lane 0 (i64 scalar).
-  Value* ActiveOrFirst(int l) {
+  Value* ActiveOrFirst(int l) { return ActiveOrFirst(b_.getInt64(l)); }
+  Value* ActiveOrFirst(Value* lane) {
     // A constant lane keeps each row's address a constant offset from the block's (row loads
     // need no registers of their own; selected lanes cost a register or a spill each).
-    if (full_blocks_) return b_.getInt64(l);
-    Value* active = b_.CreateICmpULT(b_.CreateAdd(cb_, b_.getInt64(l)), b_.getInt64(channels_));
-    return b_.CreateSelect(active, b_.getInt64(l), b_.getInt64(0));
+    if (full_blocks_) return lane;
+    Value* active = b_.CreateICmpULT(b_.CreateAdd(cb_, lane), b_.getInt64(channels_));
+    return b_.CreateSelect(active, lane, b_.getInt64(0));
   }
   // Stores values[k] (n_ lanes each) to element k of every active lane. A contiguous
   // destination gets one masked row store per lane after a transpose: a scatter writes one
@@ -1390,28 +1396,30 @@ class Emitter {
       b_.CreateStore(m.m2, slots[2]);
     };
     // The weight w = ndiv(nb, n + nb) of a merge depends on the counts alone, and the counts of
-    // a BN aggregate are the same in every channel. So a part whose counts equal, lane for lane
-    // and bit for bit, those of the block's first part at the same tuple takes that part's w
-    // instead of a Newton division of its own (bf16 statistics at 128 × 8192 spent about 2 µs
+    // a BN aggregate are the same in every channel. So where a part's counts equal, lane for
+    // lane and bit for bit, those of the part before it at the same tuple, it takes that part's
+    // w instead of a Newton division of its own (bf16 statistics at 128 × 8192 spent about 2 µs
     // of 46 in these divisions, four per tuple).
     struct Weight {
-      Value *nb = nullptr, *n = nullptr, *w = nullptr;
+      Value *nb, *n, *w;  // slots: the counts and the weight of the last part that merged the tuple
     };
-    // Chan's merge of one tuple (nb, mb, m2b); "if nb == 0: skip". `first`, when given, is the
-    // first part's weight for this tuple: filled by the first part, offered to the others.
-    auto merge = [&](Merged a, Value* nb, Value* mb, Value* m2b, Weight* first) {
+    // Chan's merge of one tuple (nb, mb, m2b); "if nb == 0: skip". With `last`, the tuple's
+    // weight slots, divides only where `first_part` (an i1) or the counts differ from them.
+    auto merge = [&](Merged a, Value* nb, Value* mb, Value* m2b, const Weight* last, Value* first_part) {
       Value* active = b_.CreateFCmpUNE(nb, F(0.0f));
       Value* nab = b_.CreateFAdd(a.n, nb);
       Value* w;
-      if (first == nullptr || first->w == nullptr) {
+      if (last == nullptr) {
         w = NDiv(nb, nab);
-        if (first != nullptr) *first = Weight{nb, a.n, w};
       } else {
-        auto differs = [&](Value* x, Value* y) {
-          return b_.CreateICmpNE(b_.CreateBitCast(x, vi32_), b_.CreateBitCast(y, vi32_));
+        auto differs = [&](Value* x, Value* slot) {
+          return b_.CreateICmpNE(b_.CreateBitCast(x, vi32_), b_.CreateBitCast(Get(slot, vf_), vi32_));
         };
-        w = FastUnless(AnyLane({differs(nb, first->nb), differs(a.n, first->n)}), first->w,
-                       [&] { return NDiv(nb, nab); });
+        Value* divide = b_.CreateOr(first_part, AnyLane({differs(nb, last->nb), differs(a.n, last->n)}));
+        w = FastUnless(divide, Get(last->w, vf_), [&] { return NDiv(nb, nab); });
+        b_.CreateStore(nb, last->nb);
+        b_.CreateStore(a.n, last->n);
+        b_.CreateStore(w, last->w);
       }
       Value* delta = b_.CreateFSub(mb, a.mean);
       Value* mean1 = Fma(delta, w, a.mean);
@@ -1422,15 +1430,29 @@ class Emitter {
     const int64_t tuples = src.pattern.Count() / 3;
     if (ContiguousRow(src) && W_ >= 3) {
       // A contiguous source: W / 3 tuples per transposed load instead of three gathers each.
+      // The block's parts are a loop inside the loop over chunks, so the merges are emitted
+      // once, not once per part: with them unrolled, the Aggregate of a four-part block took
+      // about 250 ms of LLVM's instruction selection.
       const int per = W_ / 3;
+      auto* part_vf = FixedVectorType::get(f32_, W_);
+      std::vector<Weight> last;
+      for (int t = 0; t < per; ++t) {
+        Constant* zero = ConstantFP::get(part_vf, 0.0);
+        last.push_back(Weight{Var(part_vf, zero), Var(part_vf, zero), Var(part_vf, zero)});
+      }
       auto chunk = [&](Value* k0, int n) {  // n tuples from element k0
-        std::vector<Weight> first(static_cast<size_t>(n));
-        ForEachPart([&](int part) {
-          const std::vector<Value*> cols = LoadColumns(src, k0, part, 3 * n);
-          const Merged all = load();
-          Merged m{Part(all.n, part), Part(all.mean, part), Part(all.m2, part)};
-          for (int t = 0; t < n; ++t) m = merge(m, cols[3 * t], cols[3 * t + 1], cols[3 * t + 2], &first[t]);
-          store({WithPart(all.n, part, m.n), WithPart(all.mean, part, m.mean), WithPart(all.m2, part, m.m2)});
+        Loop(b_.getInt64(n_ / W_), [&](Value* part) {
+          WidthScope width(this, W_);
+          Value* first_lane = b_.CreateMul(part, b_.getInt64(W_));
+          const std::vector<Value*> cols = LoadColumns(src, k0, first_lane, TailMask(3 * n), 3 * n);
+          Value* state[3];
+          for (int i = 0; i < 3; ++i) state[i] = b_.CreateGEP(f32_, slots[i], first_lane);
+          Merged m{Get(state[0], vf_), Get(state[1], vf_), Get(state[2], vf_)};
+          Value* first_part = b_.CreateICmpEQ(part, b_.getInt64(0));
+          for (int t = 0; t < n; ++t) m = merge(m, cols[3 * t], cols[3 * t + 1], cols[3 * t + 2], &last[t], first_part);
+          b_.CreateStore(m.n, state[0]);
+          b_.CreateStore(m.mean, state[1]);
+          b_.CreateStore(m.m2, state[2]);
         });
       };
       Loop(b_.getInt64(tuples / per), [&](Value* c) { chunk(b_.CreateMul(c, b_.getInt64(3 * per)), per); });
@@ -1440,7 +1462,7 @@ class Emitter {
       Loop(b_.getInt64(tuples), [&](Value* t) {
         Value* k = b_.CreateMul(t, b_.getInt64(3));
         store(merge(load(), LoadElem(src, off(k)), LoadElem(src, off(b_.CreateAdd(k, b_.getInt64(1)))),
-                    LoadElem(src, off(b_.CreateAdd(k, b_.getInt64(2)))), nullptr));
+                    LoadElem(src, off(b_.CreateAdd(k, b_.getInt64(2)))), nullptr, nullptr));
       });
     }
     const Merged m = load();
