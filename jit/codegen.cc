@@ -1229,9 +1229,9 @@ class Emitter {
       return;
     }
     // A 4-byte dtype is narrowed (NaNs canonicalised, integers converted) before the transpose,
-    // which only moves 32-bit lanes: `count` columns instead of W rows. bf16 statistics at
-    // 128 × 8192 store 6 values per channel per tile; their per-tile stores ran 64 NaN compares
-    // per 64-channel block this way round and 24 the other.
+    // which only moves 32-bit lanes: `count` columns instead of W rows. bf16 statistics store
+    // 6 values per channel per tile: 64 NaN compares per 64-channel block on the rows, 24 on
+    // the columns.
     const bool narrow_first = DtypeSize(dst.dtype) == 4;
     ForEachPart([&](int part) {
       std::vector<Value*> cols(static_cast<size_t>(W_), PoisonValue::get(narrow_first ? vi32_ : vf_));

@@ -514,8 +514,8 @@ TEST(JitDifferential, NewtonDivisionEdgePairs) {
 }
 
 // An Aggregate in a block of several hardware vectors (after a Stats2, as in BN statistics)
-// takes the first vector's Chan weights where a vector's counts equal the first's bit for bit,
-// and divides for itself where they do not. 32 tuples per channel (full chunks and a tail), the
+// takes the previous vector's Chan weights where a vector's counts equal that vector's bit for
+// bit, and divides for itself where they do not. 32 tuples per channel (full chunks and a tail), the
 // counts 256 except in a few channels and tuples: another integer (the Parameter RAM path), a
 // zero (skipped), a count one ulp off, a first vector that differs where the others agree.
 TEST(JitDifferential, AggregateSharesWeightsOnlyWhereCountsMatch) {
