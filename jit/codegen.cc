@@ -2030,7 +2030,8 @@ class Emitter {
   // (see ChannelMajorRegion; other regions use one).
   static constexpr int kWelfordVectorsPerBlock = 2;
   static constexpr int kNarrowWelfordVectorsPerBlock = 4;  // when every statistic reads 2-byte data
-  // How far ahead of the chunk it stages StagedChunks prefetches each row, in chunks. A block of
+  // How far ahead of the chunk it stages (or, in TransposedChunks, loads) a recurrence loop
+  // prefetches each row, in chunks (PrefetchRow). For StagedChunks: a block of
   // four parts streams 64 rows at once, more than the hardware prefetchers of the Xeon host
   // follow: bf16 statistics at 128 × 16384 (4 MiB, beyond its 2 MiB L2) ran at 13.6 GB/s
   // (2.15× the roof), with one chunk ahead at 22 GB/s (1.31×); 128 × 8192 96 → 78 µs. Two chunks
