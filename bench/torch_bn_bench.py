@@ -40,8 +40,9 @@ MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_thres
 
 
 def main():
-    if MALLOC_TUNABLES not in os.environ.get("GLIBC_TUNABLES", ""):
-        env = dict(os.environ, GLIBC_TUNABLES=MALLOC_TUNABLES)
+    tunables = os.environ.get("GLIBC_TUNABLES", "")
+    if MALLOC_TUNABLES not in tunables:  # glibc reads them at start: run again with them
+        env = dict(os.environ, GLIBC_TUNABLES=":".join(filter(None, [tunables, MALLOC_TUNABLES])))
         os.execve(sys.executable, [sys.executable] + sys.argv, env)
     ap = argparse.ArgumentParser()
     ap.add_argument("--channels", type=int, default=128)
