@@ -17,8 +17,8 @@ import torch
 
 def median_ms(fn, min_reps, warm_s=0.1, span_s=0.2):
     """Median milliseconds over about span_s of runs (at least min_reps), after about warm_s of
-    runs that are not counted, as `dvejit bench --compare-torch` measures dvejit: the first runs
-    on fresh tensors are slower than the steady state a training loop sees."""
+    runs that are not counted, as `dvejit bench --compare-torch` measures dvejit: the steady
+    state a training loop sees, not the first runs after setup."""
     def timed():
         t0 = time.perf_counter()
         fn()
