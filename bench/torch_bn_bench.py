@@ -15,10 +15,11 @@ import time
 import torch
 
 
-def median_ms(fn, min_reps, warm_s=0.1, span_s=0.2):
-    """Median milliseconds over about span_s of runs (at least min_reps), after about warm_s of
+def median_ms(fn, min_reps, warm_ms, span_ms):
+    """Median milliseconds over about span_ms of runs (at least min_reps), after about warm_ms of
     runs that are not counted, as `dvejit bench --compare-torch` measures dvejit: the steady
     state a training loop sees, not the first runs after setup."""
+    warm_s, span_s = warm_ms / 1e3, span_ms / 1e3
     def timed():
         t0 = time.perf_counter()
         fn()
@@ -49,6 +50,8 @@ def main():
     ap.add_argument("--elements", type=int, default=8192)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--reps", type=int, default=21, help="the fewest timed runs")
+    ap.add_argument("--warm-ms", type=int, default=100, help="about this long of runs not timed")
+    ap.add_argument("--span-ms", type=int, default=200, help="about this long of timed runs")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -74,8 +77,8 @@ def main():
         "elements": args.elements,
         "threads": args.threads,
         "torch": torch.__version__,
-        "forward_stats_ms": median_ms(forward_stats, args.reps),
-        "backward_ms": median_ms(backward_chain, args.reps),
+        "forward_stats_ms": median_ms(forward_stats, args.reps, args.warm_ms, args.span_ms),
+        "backward_ms": median_ms(backward_chain, args.reps, args.warm_ms, args.span_ms),
     }
     print(json.dumps(out))
 

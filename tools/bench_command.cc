@@ -213,9 +213,16 @@ void RegisterJitOverheads(std::vector<std::unique_ptr<Instance>>& keep) {
   }
 }
 
+// How the comparison times both sides (the script gets them on its command line): runs for
+// about kCompareWarmMs that are not counted, then the median over about kCompareSpanMs of runs,
+// at least kCompareMinReps.
+constexpr int kCompareWarmMs = 100, kCompareSpanMs = 200, kCompareMinReps = 21;
+
 // PyTorch's CPU batch norm (1 thread) next to the fused JIT on 128 × 8192 fp32.
 int RunTorchComparison(std::ostream& out, std::ostream& err) {
-  FILE* p = popen("/usr/bin/python3 bench/torch_bn_bench.py --channels 128 --elements 8192 --threads 1", "r");
+  const std::string script = Cat("/usr/bin/python3 bench/torch_bn_bench.py --channels 128 --elements 8192 --threads 1",
+                                 " --reps ", kCompareMinReps, " --warm-ms ", kCompareWarmMs, " --span-ms ", kCompareSpanMs);
+  FILE* p = popen(script.c_str(), "r");
   if (p == nullptr) return err << "dvejit bench: cannot run bench/torch_bn_bench.py\n", 1;
   char buf[4096] = {};
   const size_t n = fread(buf, 1, sizeof buf - 1, p);
@@ -235,8 +242,8 @@ int RunTorchComparison(std::ostream& out, std::ostream& err) {
   for (int i = 0; i < 2; ++i) {
     auto in = MakeInstance(names[i], 8192, Dtype::FP32);
     (void)RunProgram(*in->machine, in->program, o);  // compiles
-    // As bench/torch_bn_bench.py measures PyTorch: 0.1 s of warm-up, then 0.2 s of runs.
-    ms[i] = SteadyMedianNs([&] { (void)RunProgram(*in->machine, in->program, o); }, 0.1e9, 0.2e9, 21) / 1e6;
+    ms[i] = SteadyMedianNs([&] { (void)RunProgram(*in->machine, in->program, o); }, kCompareWarmMs * 1e6,
+                           kCompareSpanMs * 1e6, kCompareMinReps) / 1e6;
   }
   char line[256];
   out << "PyTorch CPU batch norm vs dvejit JIT (fused), 128 channels x 8192 elements, fp32, 1 thread\n";
