@@ -49,9 +49,11 @@ def main():
     ap.add_argument("--channels", type=int, default=128)
     ap.add_argument("--elements", type=int, default=8192)
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--reps", type=int, default=21, help="the fewest timed runs")
-    ap.add_argument("--warm-ms", type=int, default=100, help="about this long of runs not timed")
-    ap.add_argument("--span-ms", type=int, default=200, help="about this long of timed runs")
+    # The timing comes from `dvejit bench --compare-torch` (tools/bench_command.cc), which times
+    # dvejit the same way: no defaults here, so the two sides cannot drift apart.
+    ap.add_argument("--reps", type=int, required=True, help="the fewest timed runs")
+    ap.add_argument("--warm-ms", type=int, required=True, help="about this long of runs not timed")
+    ap.add_argument("--span-ms", type=int, required=True, help="about this long of timed runs")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)

@@ -215,13 +215,14 @@ void RegisterJitOverheads(std::vector<std::unique_ptr<Instance>>& keep) {
 
 // How the comparison times both sides (the script gets them on its command line): runs for
 // about kCompareWarmMs that are not counted, then the median over about kCompareSpanMs of runs,
-// at least kCompareMinReps.
-constexpr int kCompareWarmMs = 100, kCompareSpanMs = 200, kCompareMinReps = 21;
+// at least kCompareMinReps. Both sides run 128 channels × kCompareElements.
+constexpr int kCompareWarmMs = 100, kCompareSpanMs = 200, kCompareMinReps = 21, kCompareElements = 8192;
 
 // PyTorch's CPU batch norm (1 thread) next to the fused JIT on 128 × 8192 fp32.
 int RunTorchComparison(std::ostream& out, std::ostream& err) {
-  const std::string script = Cat("/usr/bin/python3 bench/torch_bn_bench.py --channels 128 --elements 8192 --threads 1",
-                                 " --reps ", kCompareMinReps, " --warm-ms ", kCompareWarmMs, " --span-ms ", kCompareSpanMs);
+  const std::string script =
+      Cat("/usr/bin/python3 bench/torch_bn_bench.py --channels 128 --elements ", kCompareElements,
+          " --threads 1 --reps ", kCompareMinReps, " --warm-ms ", kCompareWarmMs, " --span-ms ", kCompareSpanMs);
   FILE* p = popen(script.c_str(), "r");
   if (p == nullptr) return err << "dvejit bench: cannot run bench/torch_bn_bench.py\n", 1;
   char buf[4096] = {};
@@ -240,13 +241,14 @@ int RunTorchComparison(std::ostream& out, std::ostream& err) {
   double ms[2];
   const char* names[2] = {"bn_stats", "bn_backward"};
   for (int i = 0; i < 2; ++i) {
-    auto in = MakeInstance(names[i], 8192, Dtype::FP32);
+    auto in = MakeInstance(names[i], kCompareElements, Dtype::FP32);
     (void)RunProgram(*in->machine, in->program, o);  // compiles
     ms[i] = SteadyMedianNs([&] { (void)RunProgram(*in->machine, in->program, o); }, kCompareWarmMs * 1e6,
                            kCompareSpanMs * 1e6, kCompareMinReps) / 1e6;
   }
   char line[256];
-  out << "PyTorch CPU batch norm vs dvejit JIT (fused), 128 channels x 8192 elements, fp32, 1 thread\n";
+  out << "PyTorch CPU batch norm vs dvejit JIT (fused), 128 channels x " << kCompareElements
+      << " elements, fp32, 1 thread\n";
   std::snprintf(line, sizeof line, "  forward statistics: torch %.3f ms, dvejit %.3f ms, dvejit %.1fx faster\n",
                 torch_fwd, ms[0], torch_fwd / ms[0]);
   out << line;
