@@ -731,3 +731,32 @@ def test_profile_jit_script_attributes_samples_to_jit_code(tmp_path):
     assert re.search(r"^JIT code at 0x[0-9a-f]+", out.stdout, re.M), out.stdout
     assert re.search(r"^\s+0x[0-9a-f]+\s+[\d.]+%\s+v\w+", out.stdout, re.M), out.stdout  # vector instructions
     assert (tmp_path / "samples.txt").stat().st_size > 0
+
+
+def test_bench_json_entries_and_counters(tmp_path):
+    # `dvejit bench --json FILE`: one entry per WORKLOAD/CHANNELSxELEMENTS/DTYPE/TIER with the
+    # counters other tools read; the ratios are to the roof row of the same run, and
+    # bytes_per_second is the roof's minimal bytes over the median. Nothing here is a speed claim.
+    out = tmp_path / "bench.json"
+    p = dvejit("bench", "--quick", "--workload", "tensor_scalar", "--benchmark_filter=128x512/|tiny",
+               "--benchmark_min_time=0.01", "--json", out, timeout=300)
+    assert p.returncode == 0, p.stderr
+    entries = {b["name"]: b for b in json.loads(out.read_text())["benchmarks"]}
+    tiers = ["roof", "interp", "jit_unfused", "jit_fused"]
+    for dtype, size in [("fp32", 4), ("bf16", 2)]:
+        roof = entries[f"tensor_scalar/128x512/{dtype}/roof"]
+        for tier in tiers:
+            e = entries[f"tensor_scalar/128x512/{dtype}/{tier}"]
+            assert "error_occurred" not in e, e
+            assert e["median_us"] > 0, e
+            assert e["ratio_to_roof"] == pytest.approx(e["median_us"] / roof["median_us"], rel=1e-6), e
+            minimal = 2 * 128 * 512 * size  # TensorScalar reads x once and writes its result once
+            assert e["bytes_per_second"] * e["median_us"] * 1e-6 == pytest.approx(minimal, rel=1e-6), e
+        assert roof["ratio_to_roof"] == 1
+    assert not [n for n in entries if not n.startswith("tiny/")
+                and not re.fullmatch(r"tensor_scalar/128x512/(fp32|bf16)/(roof|interp|jit_unfused|jit_fused)", n)]
+    # The tiny instructions' counter is in nanoseconds (an inverted rate would be seconds, 1e-8).
+    for tier in ["interp", "jit"]:
+        e = entries[f"tiny/1x8/fp32/{tier}"]
+        assert "error_occurred" not in e, e
+        assert e["ns_per_instruction"] >= 1, e

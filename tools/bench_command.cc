@@ -36,15 +36,22 @@ struct Instance {
   std::function<void()> roof;
 };
 
+// The median of `t` (sorted in place); 0 for none.
+double Median(std::vector<double>& t) {
+  std::sort(t.begin(), t.end());
+  return t.empty() ? 0 : t[t.size() / 2];
+}
+
+double NsSince(Clock::time_point t0) { return std::chrono::duration<double, std::nano>(Clock::now() - t0).count(); }
+
 double MedianNs(const std::function<void()>& fn, int reps) {
   std::vector<double> t;
   for (int i = 0; i < reps; ++i) {
     const auto t0 = Clock::now();
     fn();
-    t.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
+    t.push_back(NsSince(t0));
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return Median(t);
 }
 
 // The median over about `span_ns` of runs (at least `min_reps`), after about `warm_ns` of runs
@@ -119,11 +126,19 @@ std::unique_ptr<Instance> MakeInstance(const std::string& workload, int elements
 // The counters come from the median iteration: a VM's rare multi-millisecond stalls (page
 // compaction, a neighbour) would otherwise dominate a mean.
 void SetCounters(benchmark::State& state, const Instance* in, std::vector<double>& ns) {
-  std::sort(ns.begin(), ns.end());
-  const double median = ns.empty() ? 0 : ns[ns.size() / 2];
+  const double median = Median(ns);
   state.counters["ratio_to_roof"] = median / in->roof_ns;
   state.counters["bytes_per_second"] = median > 0 ? static_cast<double>(in->minimal_bytes) / (median * 1e-9) : 0;
   state.counters["median_us"] = median / 1000;
+}
+
+// One untimed run (the JIT compiles there). False, with the benchmark skipped and the reason
+// given, if it failed or if a stream meant for the JIT ran interpreted.
+bool WarmUp(benchmark::State& state, Machine& m, const std::vector<Instruction>& program, const RunOptions& o) {
+  const RunReport warm = RunProgram(m, program, o);
+  if (warm.status.ok() && (o.tier != ExecutionTier::Jit || warm.tier == "jit")) return true;
+  state.SkipWithError(warm.status.ok() ? "the JIT did not run the stream" : std::string(warm.status.message()).c_str());
+  return false;
 }
 
 void RunTier(benchmark::State& state, Instance* in, const std::string& tier) {
@@ -133,24 +148,19 @@ void RunTier(benchmark::State& state, Instance* in, const std::string& tier) {
     for (auto _ : state) {
       const auto t0 = Clock::now();
       in->roof();
-      ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
+      ns.push_back(NsSince(t0));
     }
     // The tiers after it compare with this median, of the most runs and the nearest in time.
-    std::sort(ns.begin(), ns.end());
-    if (!ns.empty()) in->roof_ns = ns[ns.size() / 2];
+    if (!ns.empty()) in->roof_ns = Median(ns);
   } else {
     RunOptions o;
     o.tier = tier == "interp" ? ExecutionTier::Interp : ExecutionTier::Jit;
     o.jit_fuse = tier == "jit_fused";
-    RunReport warm = RunProgram(*in->machine, in->program, o);  // compiles once
-    if (!warm.status.ok() || (o.tier == ExecutionTier::Jit && warm.tier != "jit")) {
-      state.SkipWithError(warm.status.ok() ? "the JIT did not run the stream" : std::string(warm.status.message()).c_str());
-      return;
-    }
+    if (!WarmUp(state, *in->machine, in->program, o)) return;
     for (auto _ : state) {
       const auto t0 = Clock::now();
       RunReport r = RunProgram(*in->machine, in->program, o);
-      ns.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
+      ns.push_back(NsSince(t0));
       benchmark::DoNotOptimize(r.executed);
     }
   }
@@ -193,22 +203,27 @@ void RegisterJitOverheads(std::vector<std::unique_ptr<Instance>>& keep) {
     (void)JitTier::Global().Get(in->program, Generation::Cayman, &hit);
     for (auto _ : s) benchmark::DoNotOptimize(JitTier::Global().Get(in->program, Generation::Cayman, &hit));
   })->Unit(benchmark::kMicrosecond);
-  // 64 TensorScalar instructions of 1 channel × 8 elements: time per instruction.
+  // 64 TensorScalar instructions of 1 channel × 8 elements: the median run's time per
+  // instruction, in nanoseconds (a plain counter: Google Benchmark's inverted rates are seconds).
+  constexpr int kTinyInstructions = 64;
   for (const char* tier : {"interp", "jit"}) {
     benchmark::RegisterBenchmark(Cat("tiny/1x8/fp32/", tier).c_str(), [tier](benchmark::State& s) {
       static Machine m(Generation::Cayman);
       std::vector<Instruction> prog;
-      for (int i = 0; i < 64; ++i) {
+      for (int i = 0; i < kTinyInstructions; ++i) {
         auto one = workloads::TiledOpProgram("TensorScalar", 1, 8, Dtype::FP32, Generation::Cayman);
         prog.insert(prog.end(), one.begin(), one.end());
       }
       RunOptions o;
       o.tier = std::string(tier) == "jit" ? ExecutionTier::Jit : ExecutionTier::Interp;
-      (void)RunProgram(m, prog, o);
-      for (auto _ : s) benchmark::DoNotOptimize(RunProgram(m, prog, o).executed);
-      s.counters["ns_per_instruction"] = benchmark::Counter(64, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
-      s.counters["ns_per_instruction"] = benchmark::Counter(
-          static_cast<double>(s.iterations()) * 64, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+      if (!WarmUp(s, m, prog, o)) return;
+      std::vector<double> ns;
+      for (auto _ : s) {
+        const auto t0 = Clock::now();
+        benchmark::DoNotOptimize(RunProgram(m, prog, o).executed);
+        ns.push_back(NsSince(t0));
+      }
+      s.counters["ns_per_instruction"] = Median(ns) / kTinyInstructions;
     })->Unit(benchmark::kMicrosecond);
   }
 }
@@ -275,9 +290,10 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
              "jit_fused; each entry is WORKLOAD/128xN/DTYPE/TIER with counters ratio_to_roof (median\n"
              "time over the roof kernel's median, measured in this run), bytes_per_second (minimal\n"
              "bytes over the median time) and median_us.\n"
-             "Also: cold compile and cache-hit time of the BN backward chain, and the per-instruction\n"
-             "time of tiny instructions (1 channel x 8 elements). --quick: 512 and 8192 only, short\n"
-             "runs. --compare-torch: PyTorch's CPU batch norm on the same shapes (1 thread).\n";
+             "Also: cold compile and cache-hit time of the BN backward chain, and tiny instructions\n"
+             "(1 channel x 8 elements; counter ns_per_instruction, the median run's nanoseconds per\n"
+             "instruction). --quick: 512 and 8192 only, short runs. --compare-torch: PyTorch's CPU\n"
+             "batch norm on the same shapes (1 thread).\n";
       return 0;
     } else if (a == "--json" && i + 1 < args.size()) {
       bm_args.push_back("--benchmark_out=" + args[++i]);
