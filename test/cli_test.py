@@ -760,3 +760,20 @@ def test_bench_json_entries_and_counters(tmp_path):
         e = entries[f"tiny/1x8/fp32/{tier}"]
         assert "error_occurred" not in e, e
         assert e["ns_per_instruction"] >= 1, e
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--workload", "bn_stat"], "unknown workload 'bn_stat' (one of bn_stats, bn_backward,"),
+    (["--workload"], "--workload needs a value"),
+    (["--json"], "--json needs a value"),
+    (["--json", "/nonexistent-dir/out.json"], "cannot write '/nonexistent-dir/out.json'"),
+    (["--benchmark_filtr=tiny"], "unrecognized command-line flag: --benchmark_filtr=tiny"),
+    (["--benchmark_min_time=abc"], "--benchmark_min_time"),
+    (["--quik"], "unexpected argument '--quik'"),
+])
+def test_bench_usage_errors_exit_2_before_running(args, message):
+    # Refused before any workload is set up: nothing runs, nothing is written.
+    p = dvejit("bench", *args, timeout=30)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert message in p.stderr, p.stderr
+    assert "Benchmark" not in p.stdout, p.stdout

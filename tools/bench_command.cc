@@ -273,19 +273,33 @@ int RunTorchComparison(std::ostream& out, std::ostream& err) {
   return 0;
 }
 
+// The workloads (MakeInstance builds each): all of them, in this order, unless --workload picks.
+const std::vector<std::string> kWorkloads = {"bn_stats", "bn_backward", "tensor_scalar", "tensor_tensor", "reciprocal"};
+
+std::string Joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
 }  // namespace
 
 int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::vector<std::string> bm_args = {"dvejit-bench"};
-  std::vector<std::string> workloads_sel = {"bn_stats", "bn_backward", "tensor_scalar", "tensor_tensor", "reciprocal"};
+  std::vector<std::string> workloads_sel;  // empty: all of kWorkloads
   std::vector<int> sizes = {512, 8192, 16384};
   bool torch = false;
+  auto usage_error = [&](const std::string& what) {
+    err << "dvejit: bench: " << what << " (dvejit bench --help)\n";
+    return 2;
+  };
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
+    const bool has_value = i + 1 < args.size();
     if (a == "--help" || a == "-h") {
       out << "usage: dvejit bench [--json FILE] [--quick] [--compare-torch] [--workload W]...\n"
              "                    [Google Benchmark flags, e.g. --benchmark_filter=REGEX]\n"
-             "Workloads bn_stats, bn_backward, tensor_scalar, tensor_tensor, reciprocal on 128 channels\n"
+          << "Workloads " << Joined(kWorkloads) << " on 128 channels\n"
              "x {512, 8192, 16384} elements, fp32 and bf16, on the tiers roof, interp, jit_unfused,\n"
              "jit_fused; each entry is WORKLOAD/128xN/DTYPE/TIER with counters ratio_to_roof (median\n"
              "time over the roof kernel's median, measured in this run), bytes_per_second (minimal\n"
@@ -295,33 +309,48 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
              "instruction). --quick: 512 and 8192 only, short runs. --compare-torch: PyTorch's CPU\n"
              "batch norm on the same shapes (1 thread).\n";
       return 0;
-    } else if (a == "--json" && i + 1 < args.size()) {
-      bm_args.push_back("--benchmark_out=" + args[++i]);
-      bm_args.push_back("--benchmark_out_format=json");
+    } else if (a == "--json" || a == "--workload") {
+      if (!has_value) return usage_error(Cat(a, " needs a value"));
+      const std::string& v = args[++i];
+      if (a == "--json") {
+        // Found out now rather than after minutes of benchmarks (Google Benchmark only says
+        // "invalid file name" then, and exits 1).
+        if (!std::ofstream(v, std::ios::app)) {
+          err << "dvejit: bench: cannot write '" << v << "'\n";
+          return 2;
+        }
+        bm_args.push_back("--benchmark_out=" + v);
+        bm_args.push_back("--benchmark_out_format=json");
+      } else if (std::find(kWorkloads.begin(), kWorkloads.end(), v) == kWorkloads.end()) {
+        return usage_error(Cat("unknown workload '", v, "' (one of ", Joined(kWorkloads), ")"));
+      } else if (std::find(workloads_sel.begin(), workloads_sel.end(), v) == workloads_sel.end()) {
+        workloads_sel.push_back(v);
+      }
     } else if (a == "--quick") {
       sizes = {512, 8192};
       bm_args.push_back("--benchmark_min_time=0.05");
     } else if (a == "--compare-torch") {
       torch = true;
-    } else if (a == "--workload" && i + 1 < args.size()) {
-      if (workloads_sel.size() == 5) workloads_sel.clear();
-      workloads_sel.push_back(args[++i]);
     } else if (a.rfind("--benchmark_", 0) == 0) {
       bm_args.push_back(a);
     } else {
-      err << "dvejit: bench: unexpected argument '" << a << "'\n";
-      return 2;
+      return usage_error(Cat("unexpected argument '", a, "'"));
     }
   }
+  if (workloads_sel.empty()) workloads_sel = kWorkloads;
+  std::vector<char*> argv;
+  for (std::string& a : bm_args) argv.push_back(a.data());
+  int argc = static_cast<int>(argv.size());
+  benchmark::Initialize(&argc, argv.data());
+  // Google Benchmark leaves the flags it does not know, or whose value it could not parse:
+  // refused before the workloads are set up.
+  if (benchmark::ReportUnrecognizedArguments(argc, argv.data())) return 2;
   if (!JitTier::Global().available())
     err << "dvejit bench: " << JitTier::Global().unavailable_reason() << " (jit tiers skipped)\n";
   std::vector<std::unique_ptr<Instance>> instances;
   for (const std::string& w : workloads_sel)
     for (int e : sizes)
       for (Dtype dt : {Dtype::FP32, Dtype::BFLOAT16}) {
-        if (w == "reciprocal" || w == "tensor_scalar" || w == "tensor_tensor") {
-          if (e > 16384) continue;
-        }
         instances.push_back(MakeInstance(w, e, dt));
         Instance* in = instances.back().get();
         for (const char* tier : {"roof", "interp", "jit_unfused", "jit_fused"})
@@ -330,10 +359,6 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
               ->Unit(benchmark::kMicrosecond);
       }
   RegisterJitOverheads(instances);
-  std::vector<char*> argv;
-  for (std::string& a : bm_args) argv.push_back(a.data());
-  int argc = static_cast<int>(argv.size());
-  benchmark::Initialize(&argc, argv.data());
   // Which host: the targets are ratios to a roof measured on it, and hosts differ.
   benchmark::AddCustomContext("roof_isa", roof::Isa());
   benchmark::AddCustomContext("cpu_model", CpuModel());
