@@ -17,7 +17,7 @@ cmake --install "$build" --prefix "$prefix"
 
 config=$(find "$prefix" -name dvejitConfig.cmake -print -quit)
 for f in "$prefix/include/dvejit/dvejit.h" "$prefix/include/dvejit/dvejit_c.h" \
-         "$prefix/bin/dvejit" "$config" "$(dirname "$config")/dvejitConfigVersion.cmake" \
+         "$prefix/bin/dvejit" "$prefix/share/dvejit/torch_bn_bench.py" "$config" "$(dirname "$config")/dvejitConfigVersion.cmake" \
          "$(dirname "$config")/dvejitTargets.cmake"; do
   [[ -n "$f" && -f "$f" ]] || { echo "test-install: missing from the install: $f" >&2; exit 1; }
 done

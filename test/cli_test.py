@@ -777,3 +777,17 @@ def test_bench_usage_errors_exit_2_before_running(args, message):
     assert p.returncode == 2, (p.stdout, p.stderr)
     assert message in p.stderr, p.stderr
     assert "Benchmark" not in p.stdout, p.stdout
+
+
+def test_bench_compare_torch_runs_from_any_directory(tmp_path):
+    # --compare-torch finds its script from the binary's location, not the working directory,
+    # and its ratios are the two times it prints (no speed claim is checked here).
+    p = dvejit("bench", "--compare-torch", "--benchmark_filter=^$", cwd=tmp_path, timeout=300)
+    assert p.returncode == 0, p.stderr
+    for what in ["forward statistics", "backward chain"]:
+        m = re.search(what + r":\s+torch ([\d.]+) ms, dvejit ([\d.]+) ms, dvejit ([\d.]+)x faster", p.stdout)
+        assert m, p.stdout
+        torch_ms, dvejit_ms, ratio = map(float, m.groups())
+        assert torch_ms > 0 and dvejit_ms > 0
+        assert ratio == pytest.approx(torch_ms / dvejit_ms, rel=0.05), m.group(0)  # printed rounded
+    assert '"forward_stats_ms"' in p.stdout and '"backward_ms"' in p.stdout

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -132,12 +133,20 @@ void SetCounters(benchmark::State& state, const Instance* in, std::vector<double
   state.counters["median_us"] = median / 1000;
 }
 
-// One untimed run (the JIT compiles there). False, with the benchmark skipped and the reason
-// given, if it failed or if a stream meant for the JIT ran interpreted.
-bool WarmUp(benchmark::State& state, Machine& m, const std::vector<Instruction>& program, const RunOptions& o) {
+// One untimed run (the JIT compiles there): "" if it ran on the tier asked for, else why not
+// (a failed run, or a stream meant for the JIT that ran interpreted).
+std::string WarmUpProblem(Machine& m, const std::vector<Instruction>& program, const RunOptions& o) {
   const RunReport warm = RunProgram(m, program, o);
-  if (warm.status.ok() && (o.tier != ExecutionTier::Jit || warm.tier == "jit")) return true;
-  state.SkipWithError(warm.status.ok() ? "the JIT did not run the stream" : std::string(warm.status.message()).c_str());
+  if (!warm.status.ok()) return std::string(warm.status.message());
+  if (o.tier == ExecutionTier::Jit && warm.tier != "jit") return "the JIT did not run the stream";
+  return "";
+}
+
+// WarmUpProblem, with the benchmark skipped and the reason given on a problem.
+bool WarmUp(benchmark::State& state, Machine& m, const std::vector<Instruction>& program, const RunOptions& o) {
+  const std::string problem = WarmUpProblem(m, program, o);
+  if (problem.empty()) return true;
+  state.SkipWithError(problem.c_str());
   return false;
 }
 
@@ -234,30 +243,54 @@ void RegisterJitOverheads(std::vector<std::unique_ptr<Instance>>& keep) {
 constexpr int kCompareWarmMs = 100, kCompareSpanMs = 200, kCompareMinReps = 21, kCompareElements = 8192;
 
 // PyTorch's CPU batch norm (1 thread) next to the fused JIT on 128 × 8192 fp32.
+// The comparison script: installed beside the binary (PREFIX/share/dvejit), or in the source
+// tree the binary was built from, so that the command works from any directory.
+std::string TorchScript() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  for (const std::filesystem::path& p :
+       {exe.parent_path().parent_path() / "share" / "dvejit" / "torch_bn_bench.py",
+        std::filesystem::path(DVEJIT_SOURCE_DIR) / "bench" / "torch_bn_bench.py"})
+    if (std::filesystem::is_regular_file(p, ec)) return p.string();
+  return "";
+}
+
+// `s` quoted for /bin/sh.
+std::string ShellQuoted(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
 int RunTorchComparison(std::ostream& out, std::ostream& err) {
+  const std::string path = TorchScript();
+  if (path.empty()) return err << "dvejit bench: torch_bn_bench.py not found (installed or in the source tree)\n", 1;
   const std::string script =
-      Cat("/usr/bin/python3 bench/torch_bn_bench.py --channels 128 --elements ", kCompareElements,
+      Cat("/usr/bin/python3 ", ShellQuoted(path), " --channels 128 --elements ", kCompareElements,
           " --threads 1 --reps ", kCompareMinReps, " --warm-ms ", kCompareWarmMs, " --span-ms ", kCompareSpanMs);
   FILE* p = popen(script.c_str(), "r");
-  if (p == nullptr) return err << "dvejit bench: cannot run bench/torch_bn_bench.py\n", 1;
+  if (p == nullptr) return err << "dvejit bench: cannot run " << path << "\n", 1;
   char buf[4096] = {};
   const size_t n = fread(buf, 1, sizeof buf - 1, p);
   if (pclose(p) != 0 || n == 0)
-    return err << "dvejit bench: bench/torch_bn_bench.py failed (run from the repository root; "
-                  "needs Debian's python3-torch)\n", 1;
+    return err << "dvejit bench: " << path << " failed (it needs Debian's python3-torch)\n", 1;
   const std::string json(buf, n);
   auto field = [&](const char* key) {
     const size_t k = json.find(key);
     return k == std::string::npos ? -1.0 : std::atof(json.c_str() + json.find(':', k) + 1);
   };
   const double torch_fwd = field("\"forward_stats_ms\""), torch_bwd = field("\"backward_ms\"");
+  if (!(torch_fwd > 0 && torch_bwd > 0))
+    return err << "dvejit bench: no timings in the script's output: " << json.substr(0, json.find('\n')) << "\n", 1;
   RunOptions o;
   o.tier = ExecutionTier::Jit;
   double ms[2];
   const char* names[2] = {"bn_stats", "bn_backward"};
   for (int i = 0; i < 2; ++i) {
     auto in = MakeInstance(names[i], kCompareElements, Dtype::FP32);
-    (void)RunProgram(*in->machine, in->program, o);  // compiles
+    // The comparison is with the JIT: an interpreted run would understate dvejit by 30-70x.
+    const std::string problem = WarmUpProblem(*in->machine, in->program, o);
+    if (!problem.empty()) return err << "dvejit bench: " << names[i] << ": " << problem << "\n", 1;
     ms[i] = SteadyMedianNs([&] { (void)RunProgram(*in->machine, in->program, o); }, kCompareWarmMs * 1e6,
                            kCompareSpanMs * 1e6, kCompareMinReps) / 1e6;
   }
