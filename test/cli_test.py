@@ -771,12 +771,16 @@ def test_bench_json_entries_and_counters(tmp_path):
     (["--benchmark_min_time=abc"], "--benchmark_min_time"),
     (["--quik"], "unexpected argument '--quik'"),
 ])
-def test_bench_usage_errors_exit_2_before_running(args, message):
-    # Refused before any workload is set up: nothing runs, nothing is written.
-    p = dvejit("bench", *args, timeout=30)
-    assert p.returncode == 2, (p.stdout, p.stderr)
-    assert message in p.stderr, p.stderr
-    assert "Benchmark" not in p.stdout, p.stdout
+def test_bench_usage_errors_exit_2_before_running(args, message, tmp_path):
+    # Refused before any workload is set up: nothing runs, and a --json file given beside the
+    # error is not created.
+    out = tmp_path / "out.json"
+    for extra in ([], ["--json", out]):
+        p = dvejit("bench", *extra, *args, timeout=30)
+        assert p.returncode == 2, (p.stdout, p.stderr)
+        assert message in p.stderr, p.stderr
+        assert "Benchmark" not in p.stdout, p.stdout
+        assert not out.exists()
 
 
 def test_bench_compare_torch_runs_from_any_directory(tmp_path):

@@ -242,7 +242,6 @@ void RegisterJitOverheads(std::vector<std::unique_ptr<Instance>>& keep) {
 // at least kCompareMinReps. Both sides run 128 channels × kCompareElements.
 constexpr int kCompareWarmMs = 100, kCompareSpanMs = 200, kCompareMinReps = 21, kCompareElements = 8192;
 
-// PyTorch's CPU batch norm (1 thread) next to the fused JIT on 128 × 8192 fp32.
 // The comparison script: installed beside the binary (PREFIX/share/dvejit), or in the source
 // tree the binary was built from, so that the command works from any directory.
 std::string TorchScript() {
@@ -262,6 +261,7 @@ std::string ShellQuoted(const std::string& s) {
   return q + "'";
 }
 
+// PyTorch's CPU batch norm (1 thread) next to the fused JIT on 128 × 8192 fp32.
 int RunTorchComparison(std::ostream& out, std::ostream& err) {
   const std::string path = TorchScript();
   if (path.empty()) return err << "dvejit bench: torch_bn_bench.py not found (installed or in the source tree)\n", 1;
@@ -320,6 +320,7 @@ std::string Joined(const std::vector<std::string>& v) {
 int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::vector<std::string> bm_args = {"dvejit-bench"};
   std::vector<std::string> workloads_sel;  // empty: all of kWorkloads
+  std::string json_file;
   std::vector<int> sizes = {512, 8192, 16384};
   bool torch = false;
   auto usage_error = [&](const std::string& what) {
@@ -346,12 +347,7 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
       if (!has_value) return usage_error(Cat(a, " needs a value"));
       const std::string& v = args[++i];
       if (a == "--json") {
-        // Found out now rather than after minutes of benchmarks (Google Benchmark only says
-        // "invalid file name" then, and exits 1).
-        if (!std::ofstream(v, std::ios::app)) {
-          err << "dvejit: bench: cannot write '" << v << "'\n";
-          return 2;
-        }
+        json_file = v;
         bm_args.push_back("--benchmark_out=" + v);
         bm_args.push_back("--benchmark_out_format=json");
       } else if (std::find(kWorkloads.begin(), kWorkloads.end(), v) == kWorkloads.end()) {
@@ -378,6 +374,12 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
   // Google Benchmark leaves the flags it does not know, or whose value it could not parse:
   // refused before the workloads are set up.
   if (benchmark::ReportUnrecognizedArguments(argc, argv.data())) return 2;
+  // An unwritable output file, found before the set-up (Google Benchmark refuses it only when the
+  // runs start: "invalid file name", exit 1). Probed last, so no usage error leaves it created.
+  if (!json_file.empty() && !std::ofstream(json_file, std::ios::app)) {
+    err << "dvejit: bench: cannot write '" << json_file << "'\n";
+    return 2;
+  }
   if (!JitTier::Global().available())
     err << "dvejit bench: " << JitTier::Global().unavailable_reason() << " (jit tiers skipped)\n";
   std::vector<std::unique_ptr<Instance>> instances;
