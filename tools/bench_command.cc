@@ -288,7 +288,7 @@ int RunTorchComparison(std::ostream& out, std::ostream& err) {
   const char* names[2] = {"bn_stats", "bn_backward"};
   for (int i = 0; i < 2; ++i) {
     auto in = MakeInstance(names[i], kCompareElements, Dtype::FP32);
-    // The comparison is with the JIT: an interpreted run would understate dvejit by 30-70x.
+    // The comparison is with the JIT: an interpreted run would understate dvejit tens of times.
     const std::string problem = WarmUpProblem(*in->machine, in->program, o);
     if (!problem.empty()) return err << "dvejit bench: " << names[i] << ": " << problem << "\n", 1;
     ms[i] = SteadyMedianNs([&] { (void)RunProgram(*in->machine, in->program, o); }, kCompareWarmMs * 1e6,
