@@ -14,12 +14,14 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <thread>
 
 #include "frontend/assembler.h"
 #include "frontend/disassembler.h"
@@ -298,6 +300,47 @@ TEST(JitDifferential, CompiledStreamCacheIsBounded) {
   run(42, true);
   run(40, false);
   tier.set_capacity(512);
+}
+
+// The caches are the process's (JitTier::Global()), shared by every thread: threads that run
+// the same new streams at once, with a capacity small enough that shapes are evicted while
+// other threads run them, each get the interpreter's bits. (The ASan+UBSan build runs it too.)
+TEST(JitDifferential, ThreadsShareTheCaches) {
+  const Fixture fx(29);
+  std::mt19937_64 rng(20261204);
+  struct Case {
+    Generation gen;
+    std::vector<Instruction> prog;
+    uint64_t seed;
+  };
+  std::vector<Case> cases;
+  for (int i = 0; i < 24; ++i) {
+    const Generation gen = kAllGenerations[rng() % 4];
+    std::vector<Instruction> prog = RandomStream(rng, gen);
+    cases.push_back({gen, std::move(prog), rng()});
+  }
+  JitTier::Global().set_capacity(4);
+  constexpr int kThreads = 4, kRounds = 2;
+  std::vector<std::string> failures(kThreads);
+  std::atomic<int> jit_ran{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r)
+        for (size_t k = 0; k < cases.size(); ++k) {
+          // Threads 0 and 1 go forwards, at the same time on the same streams; 2 and 3 backwards.
+          const Case& c = cases[t < 2 ? k : cases.size() - 1 - k];
+          const Outcome o = RunBoth(c.prog, c.gen, fx, c.seed);
+          jit_ran += o.jit_ran;
+          if (!o.diff.empty() && failures[t].empty())
+            failures[t] = o.diff + " on " + std::string(GenerationName(c.gen)) + ", machine seed " +
+                          std::to_string(c.seed) + ":\n" + DisassembleStream(c.prog, c.gen);
+        }
+    });
+  for (std::thread& th : threads) th.join();
+  JitTier::Global().set_capacity(512);
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
+  EXPECT_GT(jit_ran.load(), kThreads * kRounds * static_cast<int>(cases.size()) / 2);  // the JIT really ran
 }
 
 // The compiled tiers cache two facts by a stream's 64-bit key: that it validated, and which
