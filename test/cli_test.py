@@ -795,3 +795,56 @@ def test_bench_compare_torch_runs_from_any_directory(tmp_path):
         assert torch_ms > 0 and dvejit_ms > 0
         assert ratio == pytest.approx(torch_ms / dvejit_ms, rel=0.05), m.group(0)  # printed rounded
     assert '"forward_stats_ms"' in p.stdout and '"backward_ms"' in p.stdout
+
+
+def run_bn_forward(tmp_path, name, *extra, env=None):
+    """Runs examples/bn_forward.s on random x; returns (process, the mean/var dump's bytes)."""
+    x = tmp_path / "x.npy"
+    if not x.exists():
+        save(x, np.random.default_rng(4).normal(size=(128, 1024)).astype(np.float32))
+    out = tmp_path / f"{name}.npy"
+    cmd = [str(DVEJIT), "run", str(EXAMPLES / "bn_forward.s"), "--preload-recip", "--load", f"sbuf:0:0={x}",
+           "--dump", f"sbuf:0:0x3040:fp32:128x2={out}", *map(str, extra)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})})
+    assert p.returncode == 0, p.stderr
+    return p, np.load(out).tobytes()
+
+
+def test_run_tiers_report_and_agree(tmp_path):
+    # --tier interp runs the interpreter, jit compiles the stream, auto interprets a stream the
+    # first time it sees it (one run per process here); all three write the same bytes.
+    p_interp, interp = run_bn_forward(tmp_path, "interp", "--tier", "interp")
+    p_jit, jit = run_bn_forward(tmp_path, "jit", "--tier", "jit")
+    p_auto, auto = run_bn_forward(tmp_path, "auto", "--tier", "auto")
+    assert "(interp)" in p_interp.stderr, p_interp.stderr
+    assert re.search(r"\(jit, 35 compiled, (compiled in \d+ ms|cache hit)\)", p_jit.stderr), p_jit.stderr
+    assert "(interp)" in p_auto.stderr, p_auto.stderr
+    assert jit == interp and auto == interp
+
+
+def test_run_jit_unavailable_runs_interpreted_with_the_reason(tmp_path):
+    # A cache directory the engine cannot create makes the JIT unavailable: the stream still
+    # runs (interpreted, the same bytes) and the report says why.
+    blocker = write(tmp_path / "a-file", "")
+    _, interp = run_bn_forward(tmp_path, "interp", "--tier", "interp")
+    p, out = run_bn_forward(tmp_path, "jit", "--tier", "jit", env={"DVEJIT_JIT_CACHE_DIR": str(blocker / "cache")})
+    assert "jit failed, interpreted: the JIT is unavailable: cannot create object cache directory" in p.stderr, p.stderr
+    assert out == interp
+
+
+def test_run_jit_cache_dir_serves_later_processes(tmp_path):
+    cache = tmp_path / "cache" / "nested"  # created with its parents
+    _, first = run_bn_forward(tmp_path, "first", "--tier", "jit", "--jit-cache", cache)
+    objects = {f.name: f.stat().st_mtime_ns for f in cache.iterdir()}
+    assert objects and all(name.endswith(".o") for name in objects), objects
+    p, second = run_bn_forward(tmp_path, "second", "--tier", "jit", "--jit-cache", cache)
+    assert "(jit, 35 compiled" in p.stderr, p.stderr
+    assert second == first
+    # Loaded, not compiled anew: a compile would have written its object again.
+    assert {f.name: f.stat().st_mtime_ns for f in cache.iterdir()} == objects
+    # A path that cannot be a directory is a usage error, before anything runs.
+    blocker = write(tmp_path / "a-file", "")
+    for bad in [blocker, blocker / "sub"]:
+        q = dvejit("run", EXAMPLES / "bn_forward.s", "--tier", "jit", "--jit-cache", bad)
+        assert q.returncode == 2, q.stderr
+        assert f"'{blocker}' is a file" in q.stderr, q.stderr

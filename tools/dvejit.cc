@@ -272,6 +272,17 @@ int CmdRun(const std::vector<std::string>& args) {
     } else if (a == "--jit-cache") {
       auto v = value();
       if (!v || v->empty()) return UsageError("--jit-cache needs a directory", kRunHelp);
+      // The engine creates the directory and its parents when it starts; a path it could not
+      // create would make the JIT unavailable for the run, so it is refused here.
+      std::error_code ec;
+      for (std::filesystem::path q = std::filesystem::absolute(*v, ec); !ec; q = q.parent_path()) {
+        if (std::filesystem::exists(q, ec)) {
+          if (!std::filesystem::is_directory(q, ec))
+            return UsageError(Cat("--jit-cache: '", *v, "' cannot be a directory ('", q.string(), "' is a file)"), kRunHelp);
+          break;
+        }
+        if (q == q.parent_path()) break;
+      }
       setenv("DVEJIT_JIT_CACHE_DIR", v->c_str(), 1);
     } else if (a == "--tier") {
       auto v = value();
