@@ -41,10 +41,12 @@ def _binary():
         pytest.fail(f"dvejit binary not found at {DVEJIT} (set DVEJIT or build the dvejit target)")
 
 
-def dvejit(*args, cwd=None, timeout=60):
-    """Runs dvejit; checks it exited normally (no signal, no abort) with a known code."""
+def dvejit(*args, cwd=None, timeout=60, env=None):
+    """Runs dvejit (`env`: variables added to the environment); checks it exited normally (no
+    signal, no abort) with a known code."""
     p = subprocess.run([str(DVEJIT), *map(str, args)], cwd=cwd, capture_output=True,
-                       text=True, errors="replace", timeout=timeout)
+                       text=True, errors="replace", timeout=timeout,
+                       env=None if env is None else {**os.environ, **env})
     assert p.returncode in (0, 1, 2), f"dvejit {args}: exit {p.returncode}\n{p.stderr}"
     return p
 
@@ -803,9 +805,8 @@ def run_bn_forward(tmp_path, name, *extra, env=None):
     if not x.exists():
         save(x, np.random.default_rng(4).normal(size=(128, 1024)).astype(np.float32))
     out = tmp_path / f"{name}.npy"
-    cmd = [str(DVEJIT), "run", str(EXAMPLES / "bn_forward.s"), "--preload-recip", "--load", f"sbuf:0:0={x}",
-           "--dump", f"sbuf:0:0x3040:fp32:128x2={out}", *map(str, extra)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})})
+    p = dvejit("run", EXAMPLES / "bn_forward.s", "--preload-recip", "--load", f"sbuf:0:0={x}",
+               "--dump", f"sbuf:0:0x3040:fp32:128x2={out}", *extra, timeout=120, env=env)
     assert p.returncode == 0, p.stderr
     return p, np.load(out).tobytes()
 

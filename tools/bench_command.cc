@@ -12,6 +12,7 @@
 #include <memory>
 #include <random>
 
+#include "absl/strings/str_join.h"
 #include "bench/roof.h"
 #include "bench/workloads.h"
 #include "frontend/strcat.h"
@@ -309,12 +310,6 @@ int RunTorchComparison(std::ostream& out, std::ostream& err) {
 // The workloads (MakeInstance builds each): all of them, in this order, unless --workload picks.
 const std::vector<std::string> kWorkloads = {"bn_stats", "bn_backward", "tensor_scalar", "tensor_tensor", "reciprocal"};
 
-std::string Joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
 }  // namespace
 
 int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -333,7 +328,7 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
     if (a == "--help" || a == "-h") {
       out << "usage: dvejit bench [--json FILE] [--quick] [--compare-torch] [--workload W]...\n"
              "                    [Google Benchmark flags, e.g. --benchmark_filter=REGEX]\n"
-          << "Workloads " << Joined(kWorkloads) << " on 128 channels\n"
+          << "Workloads " << absl::StrJoin(kWorkloads, ", ") << " on 128 channels\n"
              "x {512, 8192, 16384} elements, fp32 and bf16, on the tiers roof, interp, jit_unfused,\n"
              "jit_fused; each entry is WORKLOAD/128xN/DTYPE/TIER with counters ratio_to_roof (median\n"
              "time over the roof kernel's median, measured in this run), bytes_per_second (minimal\n"
@@ -351,7 +346,7 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
         bm_args.push_back("--benchmark_out=" + v);
         bm_args.push_back("--benchmark_out_format=json");
       } else if (std::find(kWorkloads.begin(), kWorkloads.end(), v) == kWorkloads.end()) {
-        return usage_error(Cat("unknown workload '", v, "' (one of ", Joined(kWorkloads), ")"));
+        return usage_error(Cat("unknown workload '", v, "' (one of ", absl::StrJoin(kWorkloads, ", "), ")"));
       } else if (std::find(workloads_sel.begin(), workloads_sel.end(), v) == workloads_sel.end()) {
         workloads_sel.push_back(v);
       }
