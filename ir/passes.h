@@ -3,6 +3,8 @@
 #pragma once
 
 #include <span>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "ir/ir.h"
@@ -31,12 +33,15 @@ void EliminateDeadValues(Function& f);
 // become repeats, compiled as loops.
 void RerollRepeats(Function& f);
 
-// Lower + the passes above, the verifier after every pass in debug builds and always at the end.
+// Lower + the passes above, the verifier after every pass in debug builds (or with
+// DVEJIT_VERIFY_EACH_PASS=1) and always at the end.
 // With `fuse` false every instruction is a region of its own and lane state goes through
 // memory (the unfused baseline that `dvejit bench` measures). `profile` decides what ImmLd and
 // PtrMulti lower to (see Lower).
 absl::StatusOr<Function> BuildIR(std::span<const Instruction> resolved, Generation gen,
                                  bool fuse = true, Profile profile = Profile::Contract);
+// The passes BuildIR runs, by name, in order (the pipeline's one list; `dvejit ir --help` shows it).
+std::vector<std::string> PassNames(bool fuse = true);
 // Splits every region at instruction boundaries (no channel-block-major fusion).
 void SplitRegionsPerInstruction(Function& f);
 

@@ -38,14 +38,15 @@ absl::Status RuntimeError(std::string_view predicate, std::string_view field,
 
 // Replaces every register-sourced address by the register's value (an immediate ADDR4), and
 // re-validates the result: `register_address_valid` (validation.md §1, `runtime`).
-absl::StatusOr<Instruction> ResolveRegisters(const Instruction& inst, const MachineState& m,
-                                             int64_t index, int64_t completed) {
+absl::StatusOr<Instruction> ResolveRegisters(const Instruction& inst,
+                                             std::span<const uint32_t, kRegisters> regs,
+                                             Generation gen, int64_t index, int64_t completed) {
   const Operands ops = OperandsOf(inst);
   Instruction out = inst;
   bool changed = false;
   const StructKind strct = inst.info().strct;
   auto resolve = [&](std::string_view name, uint32_t reg) -> absl::Status {
-    const uint32_t value = m.regs[reg];
+    const uint32_t value = regs[reg];
     if (AddrModeOf(value) != AddrMode::Immediate)
       return RuntimeError("register_address_valid", Cat(name, " register r", reg), Hex(value, 8),
                           "an immediate-form ADDR4 (marker 0x00-0x1F)", index, inst.bytes[0],
@@ -69,7 +70,7 @@ absl::StatusOr<Instruction> ResolveRegisters(const Instruction& inst, const Mach
     }
   }
   if (changed) {
-    if (auto v = CheckInstruction(out, m.gen)) {
+    if (auto v = CheckInstruction(out, gen)) {
       return RuntimeError("register_address_valid", "resolved operand", v->predicate,
                           Cat("a valid address (", v->detail, ")"), index, inst.bytes[0],
                           completed);
@@ -261,14 +262,10 @@ bool RunCompiled(Machine& machine, std::span<const Instruction> program, uint64_
   std::vector<Instruction> resolved_copy;
   std::span<const Instruction> resolved = program;
   uint64_t key = program_key;
-  for (size_t i = 0; uses_registers && i < program.size(); ++i) {
-    if (!UsesRegisters(program[i])) continue;
-    if (resolved_copy.empty()) resolved_copy.assign(program.begin(), program.end());
-    auto r = ResolveRegisters(program[i], m, static_cast<int64_t>(i), 0);
+  if (uses_registers) {
+    auto r = ResolveRegisterAddresses(program, m.regs, m.gen);
     if (!r.ok()) return false;
-    resolved_copy[i] = *r;
-  }
-  if (!resolved_copy.empty()) {
+    resolved_copy = *std::move(r);
     resolved = resolved_copy;
     key = JitTier::StreamKey(resolved, m.gen);
   }
@@ -366,7 +363,7 @@ RunReport RunProgramImpl(Machine& machine, std::span<const Instruction> program,
                                    report.executed);
       return report;
     }
-    auto resolved = ResolveRegisters(inst, m, index, report.executed);
+    auto resolved = ResolveRegisters(inst, m.regs, m.gen, index, report.executed);
     if (!resolved.ok()) {
       report.status = resolved.status();
       return report;
@@ -385,6 +382,19 @@ RunReport RunProgram(Machine& machine, std::span<const Instruction> program,
   RunReport report = RunProgramImpl(machine, program, options);
   report.FinishCounts();
   return report;
+}
+
+absl::StatusOr<std::vector<Instruction>> ResolveRegisterAddresses(
+    std::span<const Instruction> program, std::span<const uint32_t, kRegisters> regs,
+    Generation gen) {
+  std::vector<Instruction> resolved(program.begin(), program.end());
+  for (size_t i = 0; i < resolved.size(); ++i) {
+    if (!UsesRegisters(resolved[i])) continue;
+    auto r = ResolveRegisters(resolved[i], regs, gen, static_cast<int64_t>(i), 0);
+    if (!r.ok()) return r.status();
+    resolved[i] = *r;
+  }
+  return resolved;
 }
 
 }  // namespace dvejit

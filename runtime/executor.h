@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "frontend/instruction.h"
 #include "frontend/microcode.h"
 #include "kernels/interpreter.h"
@@ -83,5 +84,12 @@ absl::Status CheckForExecution(const Instruction& inst, int64_t index, Generatio
 
 RunReport RunProgram(Machine& machine, std::span<const Instruction> program,
                      const RunOptions& options);
+
+// The program with every register-sourced address replaced by the register's value, as a run
+// resolves it before compiling (`dvejit ir --reg`). A register that does not hold a valid
+// address is the run's `register_address_valid` error, at that instruction.
+absl::StatusOr<std::vector<Instruction>> ResolveRegisterAddresses(
+    std::span<const Instruction> program, std::span<const uint32_t, kRegisters> regs,
+    Generation gen);
 
 }  // namespace dvejit

@@ -215,9 +215,9 @@ void JitTier::EvictBeyondCapacity() {
 }
 
 absl::StatusOr<std::pair<std::string, std::string>> JitTier::IrText(
-    std::span<const Instruction> resolved, Generation gen) {
-  const std::string before = ir::Print(ir::Lower(resolved, gen));
-  auto after = ir::BuildIR(resolved, gen);
+    std::span<const Instruction> resolved, Generation gen, Profile profile) {
+  const std::string before = ir::Print(ir::Lower(resolved, gen, profile));
+  auto after = ir::BuildIR(resolved, gen, /*fuse=*/true, profile);
   if (!after.ok()) return after.status();
   return std::make_pair(before, ir::Print(*after));
 }

@@ -96,9 +96,10 @@ class JitTier {
   // How many times the stream with this StreamKey was seen before (for the `auto` tier), and
   // count this one.
   int64_t CountRun(uint64_t key);
-  // The IR of a stream before and after the passes (`dvejit ir`).
+  // The IR of a stream before and after the passes (`dvejit ir`), as a run with `profile`
+  // compiles it (fused).
   static absl::StatusOr<std::pair<std::string, std::string>> IrText(
-      std::span<const Instruction> resolved, Generation gen);
+      std::span<const Instruction> resolved, Generation gen, Profile profile = Profile::Contract);
   bool available();
   std::string unavailable_reason();
   // The CPU LLVM compiles for (its name, possibly "generic") and the vector width used, e.g.

@@ -71,7 +71,7 @@ def random_bits(rng, shape, np_dtype):
 # ---------------------------------------------------------------------------------------------
 # --help
 
-@pytest.mark.parametrize("cmd", ["asm", "dis", "validate", "run", "ucode", "train-step"])
+@pytest.mark.parametrize("cmd", ["asm", "dis", "validate", "run", "ucode", "train-step", "ir", "bench"])
 def test_help_of_every_subcommand(cmd):
     p = dvejit(cmd, "--help")
     assert p.returncode == 0, p.stderr
@@ -849,3 +849,45 @@ def test_run_jit_cache_dir_serves_later_processes(tmp_path):
         q = dvejit("run", EXAMPLES / "bn_forward.s", "--tier", "jit", "--jit-cache", bad)
         assert q.returncode == 2, q.stderr
         assert f"'{blocker}' is a file" in q.stderr, q.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# ir: the IR a run compiles, with its registers and profile
+
+def test_ir_help_lists_the_pipeline_in_order():
+    out = dvejit("ir", "--help").stdout
+    for word in ["--gen", "--profile", "--reg"]:
+        assert word in out
+    names = ["channel-independence", "fuse-elementwise-chains", "forward-lane-state",
+             "dead-lane-sets", "dead-values", "reroll-repeats"]
+    positions = [out.find(n) for n in names]
+    assert -1 not in positions and positions == sorted(positions), out
+
+
+def test_ir_resolves_register_addresses_as_a_run_does(tmp_path):
+    prog = write(tmp_path / "rc.s", REG_COPY.format(p=2))
+    # r7 = sbuf[2]+0x200: the copy's rows meet only themselves, so it runs channel-major;
+    # r7 = sbuf[2]+0x20: the destination overlaps the source's elements, so it is interpreted
+    apart = dvejit("ir", prog, "--reg", "7=0x80200")
+    assert apart.returncode == 0, apart.stderr
+    after = apart.stdout.split("; after passes")[1]
+    assert "channel-major" in after and "copy," in after
+    overlap = dvejit("ir", prog, "--reg", "7=0x80020")
+    assert overlap.returncode == 0, overlap.stderr
+    after = overlap.stdout.split("; after passes")[1]
+    assert "interp" in after and "copy," not in after
+    # the run's own error for a register that holds no valid address; registers default to 0
+    bad = dvejit("ir", prog, "--reg", "7=0x201")
+    assert bad.returncode == 1 and "register_address_valid" in bad.stderr, bad.stderr
+    assert dvejit("ir", prog).returncode == 0
+    for args in [["--reg", "64=0"], ["--reg"], ["--reg", "7"], ["--profile", "hardware"]]:
+        assert dvejit("ir", prog, *args).returncode == 2, args
+
+
+def test_ir_profile_decides_what_immld_and_ptrmulti_lower_to(tmp_path):
+    prog = write(tmp_path / "immld.s", IMMLD)
+    contract = dvejit("ir", prog)
+    device = dvejit("ir", prog, "--profile", "device")
+    assert contract.returncode == 0 and device.returncode == 0, contract.stderr + device.stderr
+    assert "device-noop" not in contract.stdout and "imm.load" in contract.stdout
+    assert "device-noop" in device.stdout and "imm.load" not in device.stdout

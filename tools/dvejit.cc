@@ -17,6 +17,7 @@
 #include "frontend/strcat.h"
 #include "frontend/validate.h"
 #include "frontend/operands.h"
+#include "ir/passes.h"
 #include "runtime/executor.h"
 #include "runtime/jit_tier.h"
 #include "runtime/machine.h"
@@ -75,6 +76,29 @@ bool TakeGen(const std::vector<std::string>& args, size_t& i, Generation* gen) {
   return true;
 }
 
+// Parses the value of `--profile`; false on a bad value.
+bool ParseProfile(const std::optional<std::string>& v, Profile* profile) {
+  if (v == "contract") *profile = Profile::Contract;
+  else if (v == "device") *profile = Profile::Device;
+  else return false;
+  return true;
+}
+
+// Parses the value of `--reg N=VALUE` into `regs`; false on a bad value.
+bool ParseRegister(const std::optional<std::string>& v, std::vector<std::pair<int, uint32_t>>* regs) {
+  const size_t eq = v ? v->find('=') : std::string::npos;
+  uint64_t n, val;
+  if (!v || eq == std::string::npos || !ParseU64(std::string_view(*v).substr(0, eq), &n) ||
+      n >= kRegisters || !ParseU64(std::string_view(*v).substr(eq + 1), &val) || val > 0xFFFFFFFFu)
+    return false;
+  regs->emplace_back(static_cast<int>(n), static_cast<uint32_t>(val));
+  return true;
+}
+constexpr char kBadProfile[] = "--profile needs contract or device";
+std::string BadRegister(const std::optional<std::string>& v) {
+  return Cat("--reg needs N=VALUE with N in 0..63 and a 32-bit VALUE, got '", v.value_or(""), "'");
+}
+
 constexpr char kAsmHelp[] =
     "usage: dvejit asm IN.s -o OUT.bin [--gen sunda|cayman|mariana|maverick]\n"
     "Assembles text (docs/asm.md) into a stream of 64-byte records.\n";
@@ -108,10 +132,24 @@ constexpr char kRunHelp[] =
     "  --jit-cache DIR    keep compiled streams in DIR across runs (or DVEJIT_JIT_CACHE_DIR)\n"
     "Exit 0 on success, 1 on an invalid program or runtime error (dumps are not written),\n"
     "2 on usage errors. A run report goes to stderr.\n";
-constexpr char kIrHelp[] =
-    "usage: dvejit ir PROGRAM [--gen GEN]\n"
-    "Prints the stream's IR as lowered, then after the passes (channel independence, lane-state\n"
-    "forwarding, dead lane sets, dead values). Register addresses must be immediate.\n";
+// The pass list comes from the pipeline itself (ir/pipeline.cc), so the help cannot go stale.
+std::string IrHelp() {
+  std::string help =
+      "usage: dvejit ir PROGRAM [--gen GEN] [--profile contract|device] [--reg N=VALUE]...\n"
+      "Prints the stream's IR as lowered, then after the JIT's passes, in this order:\n ";
+  size_t line = 1;
+  const std::vector<std::string> names = ir::PassNames();
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string item = Cat(" ", names[i], i + 1 < names.size() ? "," : "");
+    if (line + item.size() > 96) help += "\n ", line = 1;
+    help += item, line += item.size();
+  }
+  return help +
+         "\n  --profile  what ImmLd and PtrMulti lower to, as in dvejit run (default contract)\n"
+         "  --reg      a register's value, for addresses taken from registers (as in dvejit run,\n"
+         "             registers hold 0 unless set)\n"
+         "Exit 0 on success, 1 on an invalid program, 2 on usage errors.\n";
+}
 constexpr char kMainHelp[] =
     "usage: dvejit COMMAND [ARGS]\n"
     "commands:\n"
@@ -125,7 +163,7 @@ constexpr char kMainHelp[] =
     "  train-step  replay a built-in batch-norm training step and report its accuracy and speed\n"
     "Run 'dvejit COMMAND --help' for a command's options.\n";
 
-// The common arguments of asm, dis, validate and ir: one input file, --gen, and (asm) -o OUT.
+// The common arguments of asm, dis and validate: one input file, --gen, and (asm) -o OUT.
 // Returns an exit code when the command is already done (help shown, usage error).
 std::optional<int> ParseFileArgs(const std::vector<std::string>& args, const char* help,
                                  std::string_view needs, std::string* in, Generation* gen,
@@ -259,10 +297,7 @@ int CmdRun(const std::vector<std::string>& args) {
     if (a == "--gen") {
       if (!TakeGen(args, i, &gen)) return UsageError("--gen needs sunda|cayman|mariana|maverick", kRunHelp);
     } else if (a == "--profile") {
-      auto v = value();
-      if (v == "contract") options.profile = Profile::Contract;
-      else if (v == "device") options.profile = Profile::Device;
-      else return UsageError("--profile needs contract or device", kRunHelp);
+      if (auto v = value(); !ParseProfile(v, &options.profile)) return UsageError(kBadProfile, kRunHelp);
     } else if (a == "--preload-recip") {
       preload = true;
     } else if (a == "--strict-events") {
@@ -299,14 +334,7 @@ int CmdRun(const std::vector<std::string>& args) {
       if (!v || v->empty()) return UsageError("--table-set needs a set name", kRunHelp);
       options.table_set = *v;
     } else if (a == "--reg") {
-      auto v = value();
-      const size_t eq = v ? v->find('=') : std::string::npos;
-      uint64_t n, val;
-      if (!v || eq == std::string::npos || !ParseU64(std::string_view(*v).substr(0, eq), &n) ||
-          n >= kRegisters || !ParseU64(std::string_view(*v).substr(eq + 1), &val) || val > 0xFFFFFFFFu)
-        return UsageError(Cat("--reg needs N=VALUE with N in 0..63 and a 32-bit VALUE, got '",
-                              v.value_or(""), "'"), kRunHelp);
-      regs.emplace_back(static_cast<int>(n), static_cast<uint32_t>(val));
+      if (auto v = value(); !ParseRegister(v, &regs)) return UsageError(BadRegister(v), kRunHelp);
     } else if (a == "--load") {
       auto v = value();
       const size_t eq = v ? v->find('=') : std::string::npos;
@@ -432,20 +460,39 @@ int CmdRun(const std::vector<std::string>& args) {
 int CmdIr(const std::vector<std::string>& args) {
   std::string in;
   Generation gen = Generation::Cayman;
-  if (auto done = ParseFileArgs(args, kIrHelp, "ir needs a PROGRAM", &in, &gen)) return *done;
+  Profile profile = Profile::Contract;
+  std::vector<std::pair<int, uint32_t>> regs;
+  const std::string help = IrHelp();
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&]() -> std::optional<std::string> {
+      if (i + 1 >= args.size()) return std::nullopt;
+      return args[++i];
+    };
+    if (IsHelp(a)) return std::cout << help, kOk;
+    if (a == "--gen") {
+      if (!TakeGen(args, i, &gen)) return UsageError("--gen needs sunda|cayman|mariana|maverick", help);
+    } else if (a == "--profile") {
+      if (auto v = value(); !ParseProfile(v, &profile)) return UsageError(kBadProfile, help);
+    } else if (a == "--reg") {
+      if (auto v = value(); !ParseRegister(v, &regs)) return UsageError(BadRegister(v), help);
+    } else if (in.empty() && !a.empty() && a[0] != '-') {
+      in = a;
+    } else {
+      return UsageError(Cat("unexpected argument '", a, "'"), help);
+    }
+  }
+  if (in.empty()) return UsageError("ir needs a PROGRAM", help);
+  if (int rc = CheckProgramSize(in); rc != kOk) return rc;
   auto prog = LoadProgram(in, gen);
   if (!prog.ok()) return ReportError(prog.status());
   if (auto s = ValidateProgram(*prog, gen, /*for_execution=*/true); !s.ok()) return ReportError(s);
-  for (const Instruction& inst : *prog) {
-    const Operands ops = OperandsOf(inst);
-    for (int i = 0; i < ops.num_tensors; ++i)
-      if (AddrModeOf(ops.tensors[i].pattern.addr) != AddrMode::Immediate)
-        return UsageError("dvejit ir needs immediate addresses (registers resolve at run time)", kIrHelp);
-    for (int i = 0; i < ops.num_pointers; ++i)
-      if (ops.pointers[i].is_register || AddrModeOf(ops.pointers[i].word) != AddrMode::Immediate)
-        return UsageError("dvejit ir needs immediate addresses (registers resolve at run time)", kIrHelp);
-  }
-  auto text = JitTier::IrText(*prog, gen);
+  // Addresses taken from registers are resolved as a run resolves them before compiling.
+  uint32_t values[kRegisters] = {};
+  for (const auto& [n, v] : regs) values[n] = v;
+  auto resolved = ResolveRegisterAddresses(*prog, values, gen);
+  if (!resolved.ok()) return ReportError(resolved.status());
+  auto text = JitTier::IrText(*resolved, gen, profile);
   if (!text.ok()) return ReportError(text.status());
   std::cout << "; before passes\n" << text->first << "; after passes\n" << text->second;
   return kOk;

@@ -67,6 +67,7 @@ Pair& PairOf(Generation gen) {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   fuzz::WriteSeedsIfAsked();
+  setenv("DVEJIT_VERIFY_EACH_PASS", "1", /*overwrite=*/0);  // name the pass that breaks the IR
   return 0;
 }
 
