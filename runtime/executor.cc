@@ -277,7 +277,8 @@ bool RunCompiled(Machine& machine, std::span<const Instruction> program, uint64_
   bool hit = false;
   auto compiled = tier.Get(resolved, m.gen, key, &hit, options.jit_fuse, options.profile);
   if (!compiled.ok()) {
-    report.tier_notes.push_back(Cat("jit failed, interpreted: ", compiled.status().message()));
+    report.jit_failure = std::string(compiled.status().message());
+    report.tier_notes.push_back(Cat("jit failed, interpreted: ", report.jit_failure));
     return false;
   }
   const CompiledStream& cs = **compiled;

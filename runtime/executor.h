@@ -65,6 +65,9 @@ struct RunReport {
   std::vector<TraceEntry> trace; // with RunOptions::trace
   std::string tier = "interp";   // the tier that ran the stream: interp or jit
   std::vector<std::string> tier_notes;  // why the JIT did not run (parts of) the stream
+  // Why the JIT could not compile the stream (it then ran interpreted); "" when it compiled or
+  // was not asked to. The differential tests count any such failure as a defect.
+  std::string jit_failure;
   bool jit_cache_hit = false;
   double jit_compile_ms = 0;
   int jit_compiled_instructions = 0;

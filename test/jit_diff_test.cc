@@ -118,6 +118,9 @@ Outcome RunBoth(const std::vector<Instruction>& prog, Generation gen, const Fixt
     out.diff = "status: interp '" + std::string(ri.status.message()) + "' vs jit '" + std::string(rj.status.message()) + "'";
   else
     out.diff = Compare(interp, jit);
+  // A stream the JIT failed to compile runs interpreted and matches; here that is a defect
+  // (a pass that broke the IR, LLVM refusing the module), not a fallback to accept.
+  if (out.diff.empty() && !rj.jit_failure.empty()) out.diff = "jit failed: " + rj.jit_failure;
   return out;
 }
 

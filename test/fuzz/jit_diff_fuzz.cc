@@ -3,10 +3,10 @@
 // records. Two machines of that generation start with the same contents; each input runs on
 // one interpreted and on the other through the JIT tier (jit_diff_test's generator covers the
 // streams a compiler emits; this covers whatever validates). Any difference in the status, the
-// executed count, memory (every active byte of SBUF and PSUM) or state aborts. While the runs
-// agree the machines stay equal, so they are filled once, and each input starts from what the
-// previous ones left. Operands of more than kMaxFuzzElements elements per channel are skipped
-// (slow, not different).
+// executed count, memory (every active byte of SBUF and PSUM) or state aborts, and so does a
+// stream the JIT fails to compile. While the runs agree the machines stay equal, so they are
+// filled once, and each input starts from what the previous ones left. Operands of more than
+// kMaxFuzzElements elements per channel are skipped (slow, not different).
 // Seeds: DVEJIT_FUZZ_WRITE_SEEDS=DIR writes execution_input.h's seeds into DIR and exits.
 // Not in CI's bounded run (each new stream shape costs an LLVM compile); run it with
 // `scripts/fuzz.sh SECONDS jit_diff_fuzz`.
@@ -91,6 +91,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     diff = "executed: interpreter " + std::to_string(a.executed) + ", jit " + std::to_string(b.executed);
   else
     diff = MachineDifference(pair.interp, pair.jit, UINT32_MAX, UINT32_MAX);
+  // A valid stream the JIT fails to compile runs interpreted and agrees; it is still a defect.
+  if (diff.empty() && !b.jit_failure.empty()) diff = "jit failed: " + b.jit_failure;
   if (!diff.empty()) {
     std::fprintf(stderr, "jit_diff_fuzz: the JIT (tier '%s') differs from the interpreter: %s\n",
                  b.tier.c_str(), diff.c_str());
