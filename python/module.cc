@@ -229,6 +229,7 @@ py::dict ReportDict(const RunReport& r) {
   d["tier_notes"] = notes;
   d["jit_cache_hit"] = r.jit_cache_hit;
   d["jit_compile_ms"] = r.jit_compile_ms;
+  d["jit_object_cache_hit"] = r.jit_object_cache_hit;
   d["jit_compiled_instructions"] = r.jit_compiled_instructions;
   if (!r.trace.empty()) {
     py::list trace;

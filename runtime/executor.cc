@@ -179,7 +179,9 @@ std::string RunReport::Summary() const {
   std::string s = Cat("executed ", executed, " instruction", executed == 1 ? "" : "s", " (", tier);
   if (tier == "jit")
     s += Cat(", ", jit_compiled_instructions, " compiled, ",
-             jit_cache_hit ? "cache hit" : Cat("compiled in ", static_cast<int64_t>(jit_compile_ms), " ms"));
+             jit_cache_hit ? "cache hit"
+                           : Cat(jit_object_cache_hit ? "loaded from the object cache in " : "compiled in ",
+                                 static_cast<int64_t>(jit_compile_ms), " ms"));
   s += ")";
   if (!per_opcode.empty()) {
     s += ":";
@@ -303,6 +305,7 @@ bool RunCompiled(Machine& machine, std::span<const Instruction> program, uint64_
   report.tier = "jit";
   report.jit_cache_hit = hit;
   report.jit_compile_ms = hit ? 0 : cs.compile_ms;
+  report.jit_object_cache_hit = !hit && cs.from_object_cache;
   report.jit_compiled_instructions = cs.compiled_instructions;
   for (const std::string& r : cs.fallback_reasons) report.tier_notes.push_back(Cat("interpreted ", r));
   return true;

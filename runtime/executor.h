@@ -70,6 +70,7 @@ struct RunReport {
   std::string jit_failure;
   bool jit_cache_hit = false;
   double jit_compile_ms = 0;
+  bool jit_object_cache_hit = false;  // compiled by loading its object from the disk cache
   int jit_compiled_instructions = 0;
   std::string Summary() const;   // the short report `dvejit run` prints
   std::string TraceText() const; // one line per executed instruction

@@ -290,6 +290,7 @@ absl::StatusOr<std::shared_ptr<CompiledStream>> JitTier::CompileLocked(const ir:
                                                                        const std::string& shape_text,
                                                                        int instructions) {
   const auto t0 = std::chrono::steady_clock::now();
+  const uint64_t object_cache_hits = engine_->stats().object_cache.hits;  // the tier's lock is held
   auto [ctx, module] = engine_->NewModule(module_name);
   jit::SetModuleIdentity(*module, shape_text);  // the on-disk cache compares it
   if (auto s = jit::EmitStream(f, *module, "stream", engine_->codegen_target()); !s.ok()) return s;
@@ -313,6 +314,7 @@ absl::StatusOr<std::shared_ptr<CompiledStream>> JitTier::CompileLocked(const ir:
   for (const ir::Stmt& s : f.stmts)
     if (!s.dead && s.op == ir::Op::Interp) ++interpreted;
   compiled->compiled_instructions = instructions - interpreted;
+  compiled->from_object_cache = engine_->stats().object_cache.hits > object_cache_hits;
   compiled->compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return compiled;

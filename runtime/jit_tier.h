@@ -33,6 +33,7 @@ struct CompiledStream {
   std::vector<int> device_noops;  // instructions the device profile skipped (ir::Function)
   int compiled_instructions = 0;
   double compile_ms = 0;
+  bool from_object_cache = false;  // its object came from the on-disk cache (not generated)
 };
 
 // Besides a stream's records and generation, what a cached fact about it depends on (the run
