@@ -772,10 +772,12 @@ def test_bench_json_entries_and_counters(tmp_path):
     (["--benchmark_filtr=tiny"], "unrecognized command-line flag: --benchmark_filtr=tiny"),
     (["--benchmark_min_time=abc"], "--benchmark_min_time"),
     (["--quik"], "unexpected argument '--quik'"),
+    (["--benchmark_filter=tiny/(jit"], "--benchmark_filter 'tiny/(jit' is not a regular expression"),
+    (["--benchmark_filter=bn_stat/"], "--benchmark_filter 'bn_stat/' matches no benchmark"),
 ])
 def test_bench_usage_errors_exit_2_before_running(args, message, tmp_path):
     # Refused before any workload is set up: nothing runs, and a --json file given beside the
-    # error is not created.
+    # error is not created (a filter that matches nothing leaves no empty one behind either).
     out = tmp_path / "out.json"
     for extra in ([], ["--json", out]):
         p = dvejit("bench", *extra, *args, timeout=30)

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <regex>
 
 #include "absl/strings/str_join.h"
 #include "bench/roof.h"
@@ -197,18 +198,38 @@ std::string CpuModel() {
   return Cat(name, " (family ", family, ", model ", model, ")");
 }
 
+// An Instance set up when a benchmark first asks for it: a filtered run sets up only what it
+// runs (all of them take seconds and hundreds of MiB), and no set-up precedes a filter that
+// matches nothing.
+class LazyInstance {
+ public:
+  LazyInstance(std::string workload, int elements, Dtype dtype)
+      : workload_(std::move(workload)), elements_(elements), dtype_(dtype) {}
+  Instance* get() {
+    if (!made_) made_ = MakeInstance(workload_, elements_, dtype_);
+    return made_.get();
+  }
+
+ private:
+  std::string workload_;
+  int elements_;
+  Dtype dtype_;
+  std::unique_ptr<Instance> made_;
+};
+
 // Compile time (cold), cache-hit time, and tiny-instruction overhead.
-void RegisterJitOverheads(std::vector<std::unique_ptr<Instance>>& keep) {
-  auto chain = MakeInstance("bn_backward", 8192, Dtype::FP32);
-  Instance* in = chain.get();
-  keep.push_back(std::move(chain));
-  benchmark::RegisterBenchmark("compile/bn_backward/128x8192/fp32/cold", [in](benchmark::State& s) {
+void RegisterJitOverheads(std::vector<std::unique_ptr<LazyInstance>>& keep) {
+  keep.push_back(std::make_unique<LazyInstance>("bn_backward", 8192, Dtype::FP32));
+  LazyInstance* chain = keep.back().get();
+  benchmark::RegisterBenchmark("compile/bn_backward/128x8192/fp32/cold", [chain](benchmark::State& s) {
+    Instance* in = chain->get();
     for (auto _ : s) {
       auto c = JitTier::Global().CompileUncached(in->program, Generation::Cayman);
       if (!c.ok()) { s.SkipWithError(std::string(c.status().message()).c_str()); return; }
     }
   })->Unit(benchmark::kMillisecond)->Iterations(5);
-  benchmark::RegisterBenchmark("compile/bn_backward/128x8192/fp32/cache_hit", [in](benchmark::State& s) {
+  benchmark::RegisterBenchmark("compile/bn_backward/128x8192/fp32/cache_hit", [chain](benchmark::State& s) {
+    Instance* in = chain->get();
     bool hit = false;
     (void)JitTier::Global().Get(in->program, Generation::Cayman, &hit);
     for (auto _ : s) benchmark::DoNotOptimize(JitTier::Global().Get(in->program, Generation::Cayman, &hit));
@@ -307,6 +328,19 @@ int RunTorchComparison(std::ostream& out, std::ostream& err) {
   return 0;
 }
 
+// Why Google Benchmark would refuse `filter` ("" if it would not): it compiles the filter, less
+// a leading '-' (a negative filter), as a POSIX extended regular expression, and otherwise only
+// reports the failure and runs nothing, with exit status 0.
+std::string FilterProblem(std::string filter) {
+  if (!filter.empty() && filter[0] == '-') filter.erase(0, 1);
+  try {
+    std::regex(filter, std::regex::extended);
+  } catch (const std::regex_error& e) {
+    return Cat("--benchmark_filter '", filter, "' is not a regular expression: ", e.what());
+  }
+  return "";
+}
+
 // The workloads (MakeInstance builds each): all of them, in this order, unless --workload picks.
 const std::vector<std::string> kWorkloads = {"bn_stats", "bn_backward", "tensor_scalar", "tensor_tensor", "reciprocal"};
 
@@ -336,7 +370,9 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
              "Also: cold compile and cache-hit time of the BN backward chain, and tiny instructions\n"
              "(1 channel x 8 elements; counter ns_per_instruction, the median run's nanoseconds per\n"
              "instruction). --quick: 512 and 8192 only, short runs. --compare-torch: PyTorch's CPU\n"
-             "batch norm on the same shapes (1 thread).\n";
+             "batch norm on the same shapes (1 thread); with --benchmark_filter='^$', that alone.\n"
+             "Workloads are set up when first run. Without --compare-torch, a filter that matches\n"
+             "nothing is a usage error (exit 2), as is a bad regular expression.\n";
       return 0;
     } else if (a == "--json" || a == "--workload") {
       if (!has_value) return usage_error(Cat(a, " needs a value"));
@@ -369,6 +405,8 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
   // Google Benchmark leaves the flags it does not know, or whose value it could not parse:
   // refused before the workloads are set up.
   if (benchmark::ReportUnrecognizedArguments(argc, argv.data())) return 2;
+  if (const std::string problem = FilterProblem(benchmark::GetBenchmarkFilter()); !problem.empty())
+    return usage_error(problem);
   // An unwritable output file, found before the set-up (Google Benchmark refuses it only when the
   // runs start: "invalid file name", exit 1). Probed last, so no usage error leaves it created.
   if (!json_file.empty() && !std::ofstream(json_file, std::ios::app)) {
@@ -377,15 +415,15 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
   }
   if (!JitTier::Global().available())
     err << "dvejit bench: " << JitTier::Global().unavailable_reason() << " (jit tiers skipped)\n";
-  std::vector<std::unique_ptr<Instance>> instances;
+  std::vector<std::unique_ptr<LazyInstance>> instances;
   for (const std::string& w : workloads_sel)
     for (int e : sizes)
       for (Dtype dt : {Dtype::FP32, Dtype::BFLOAT16}) {
-        instances.push_back(MakeInstance(w, e, dt));
-        Instance* in = instances.back().get();
+        instances.push_back(std::make_unique<LazyInstance>(w, e, dt));
+        LazyInstance* in = instances.back().get();
         for (const char* tier : {"roof", "interp", "jit_unfused", "jit_fused"})
           benchmark::RegisterBenchmark(Cat(w, "/128x", e, "/", DtName(dt), "/", tier).c_str(),
-                                       [in, tier](benchmark::State& s) { RunTier(s, in, tier); })
+                                       [in, tier](benchmark::State& s) { RunTier(s, in->get(), tier); })
               ->Unit(benchmark::kMicrosecond);
       }
   RegisterJitOverheads(instances);
@@ -393,8 +431,16 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
   benchmark::AddCustomContext("roof_isa", roof::Isa());
   benchmark::AddCustomContext("cpu_model", CpuModel());
   benchmark::AddCustomContext("jit_target", JitTier::Global().target_description());
-  benchmark::RunSpecifiedBenchmarks();
+  const size_t ran = benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  // Nothing matched (Google Benchmark said so on stderr, and exits 0): an error, unless the run
+  // is for the PyTorch comparison alone (--compare-torch --benchmark_filter='^$'). The --json
+  // file Google Benchmark opened holds nothing: not left behind as if it were a result.
+  if (ran == 0 && !json_file.empty() && std::filesystem::is_regular_file(json_file) &&
+      std::filesystem::file_size(json_file) == 0)
+    std::filesystem::remove(json_file);
+  if (ran == 0 && !torch)
+    return usage_error(Cat("--benchmark_filter '", benchmark::GetBenchmarkFilter(), "' matches no benchmark"));
   if (torch) return RunTorchComparison(out, err);
   return 0;
 }
