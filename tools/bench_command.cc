@@ -436,9 +436,10 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
   // Nothing matched (Google Benchmark said so on stderr, and exits 0): an error, unless the run
   // is for the PyTorch comparison alone (--compare-torch --benchmark_filter='^$'). The --json
   // file Google Benchmark opened holds nothing: not left behind as if it were a result.
-  if (ran == 0 && !json_file.empty() && std::filesystem::is_regular_file(json_file) &&
-      std::filesystem::file_size(json_file) == 0)
-    std::filesystem::remove(json_file);
+  std::error_code ec;
+  if (ran == 0 && !json_file.empty() && std::filesystem::is_regular_file(json_file, ec) &&
+      std::filesystem::file_size(json_file, ec) == 0)
+    std::filesystem::remove(json_file, ec);
   if (ran == 0 && !torch)
     return usage_error(Cat("--benchmark_filter '", benchmark::GetBenchmarkFilter(), "' matches no benchmark"));
   if (torch) return RunTorchComparison(out, err);
