@@ -369,8 +369,9 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
              "bytes over the median time) and median_us.\n"
              "Also: cold compile and cache-hit time of the BN backward chain, and tiny instructions\n"
              "(1 channel x 8 elements; counter ns_per_instruction, the median run's nanoseconds per\n"
-             "instruction). --quick: 512 and 8192 only, short runs. --compare-torch: PyTorch's CPU\n"
-             "batch norm on the same shapes (1 thread); with --benchmark_filter='^$', that alone.\n"
+             "instruction). --quick: 512 and 8192 only, short runs (a --benchmark_min_time given\n"
+             "too wins). --compare-torch: PyTorch's CPU batch norm on the same shapes (1 thread);\n"
+             "with --benchmark_filter='^$', that alone.\n"
              "Workloads are set up when first run. Without --compare-torch, a filter that matches\n"
              "nothing is a usage error (exit 2), as is a bad regular expression.\n";
       return 0;
@@ -388,7 +389,8 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
       }
     } else if (a == "--quick") {
       sizes = {512, 8192};
-      bm_args.push_back("--benchmark_min_time=0.05");
+      // Right after the program name: a --benchmark_min_time given anywhere on the line wins.
+      bm_args.insert(bm_args.begin() + 1, "--benchmark_min_time=0.05");
     } else if (a == "--compare-torch") {
       torch = true;
     } else if (a.rfind("--benchmark_", 0) == 0) {
