@@ -1058,5 +1058,39 @@ TEST(JitDifferential, ElementwiseChainsMatch) {
   EXPECT_GT(fused_runs, 50);
 }
 
+// Runs of LoadParameterRam whose entries and argument slots continue one another compile to one
+// loop (jit codegen GlobalStmts). The run may span global regions and must stop where the
+// entries do not continue, at a dead load, and at a channel-major instruction (which reads the
+// Parameter RAM as it stands then): every shape of run against the interpreter, the Parameter
+// RAM and the statistics compared.
+TEST(JitDifferential, ParameterRamRunsMatch) {
+  const Fixture fx(13);
+  auto load = [](int offset, float first) {
+    std::string imm;
+    for (int k = 0; k < 8; ++k) absl::StrAppend(&imm, k ? "," : "", first + 0.25f * static_cast<float>(k));
+    return absl::StrCat("LoadParameterRam param_ram_offset=", offset, " immediate=[", imm, "]\n");
+  };
+  const std::string stats =
+      "BatchNormStats2 src=sbuf[0]+0x0[64:1] in_dtype=fp32 out_dtype=fp32 n=128 even_count=32 odd_count=32 "
+      "dst=sbuf[0]+0x3000[6:1]\n";
+  const std::vector<std::string> kStreams = {
+      ".recip_table\n" + stats,
+      ".recip_table\n" + load(4, 9.0f) + stats,                            // overlaps the table's entries 4..11
+      load(0, 1.0f) + load(8, 2.0f) + load(24, 3.0f) + load(32, 4.0f) + stats,  // a gap after entry 15
+      load(16, 5.0f) + load(8, 6.0f) + load(0, 7.0f) + stats,                 // descending entries
+      load(0, 1.0f) + load(0, 2.0f) + load(8, 3.0f) + stats,                  // the first is overwritten
+      load(0, 1.0f) + stats + load(8, 2.0f) + load(16, 3.0f) + stats,        // a run on each side of a region
+      ".recip_table\n.recip_table\n" + stats,
+  };
+  for (const std::string& text : kStreams) {
+    auto prog = Assemble(text, Generation::Cayman);
+    ASSERT_TRUE(prog.ok()) << prog.status() << "\n" << text;
+    const Outcome o = RunBoth(*prog, Generation::Cayman, fx, 5);  // seed 5: random Parameter RAM first
+    EXPECT_TRUE(o.jit_ran) << text;
+    EXPECT_EQ(o.compiled, static_cast<int>(prog->size())) << text;
+    EXPECT_EQ(o.diff, "") << text;
+  }
+}
+
 }  // namespace
 }  // namespace dvejit
