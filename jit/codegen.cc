@@ -604,6 +604,21 @@ class Emitter {
   Value* Val(ir::ValueId v) { return values_[v]; }
 
   // ---- regions ----
+  // The statements of region r whose code is emitted: live ones, a repeat's body once.
+  int EmittedStatements(const ir::Region& r) const {
+    int n = 0;
+    size_t next_repeat = 0;
+    for (int i = r.begin; i < r.end;) {
+      if (next_repeat < r.repeats.size() && r.repeats[next_repeat].begin == i) {
+        const ir::Repeat& rp = r.repeats[next_repeat++];
+        for (int k = rp.begin; k < rp.begin + rp.period; ++k) n += f_.stmts[k].dead ? 0 : 1;
+        i = rp.end();
+        continue;
+      }
+      n += f_.stmts[i++].dead ? 0 : 1;
+    }
+    return n;
+  }
   absl::Status ChannelMajorRegion(const ir::Region& r) {
     int max_n = 0;
     bool welford = false, narrow_welford = true;
@@ -636,14 +651,19 @@ class Emitter {
       for (int l = 0; l < L; ++l) iota.push_back(ConstantInt::get(i64_, l));
       lanes_ = b_.CreateAdd(Splat(cb), ConstantVector::get(iota));
       cb_ = cb;
-      // The argument words are loaded through a copy of the pointer made in each block (an empty
-      // asm, opaque to LLVM), so they leave the row loops but not the block loop: hoisted to the
-      // region's entry, every statement's words were live across the whole region, and the
-      // register allocator's spill placement grew with statements × blocks. Element-wise
-      // instructions in one region, compile time: 256 of them 0.43 → 0.29 s, 512 1.27 → 0.65 s,
-      // 1024 4.3 → 1.4 s (now in proportion to the count). A few loads per block cost nothing.
-      auto* asm_type = FunctionType::get(ptr_, {ptr_}, false);
-      block_args_ = b_.CreateCall(asm_type, InlineAsm::get(asm_type, "", "=r,0", /*hasSideEffects=*/true), {args_});
+      // In a region of many statements, the argument words are loaded through a copy of the
+      // pointer made in each block (an empty asm, opaque to LLVM), so they leave the row loops
+      // but not the block loop: hoisted to the region's entry, every statement's words were live
+      // across the whole region, and the register allocator's spill placement grew with
+      // statements × blocks. Element-wise instructions in one region, compile time: 256 of them
+      // 0.43 → 0.29 s, 512 1.27 → 0.65 s, 1024 4.3 → 1.4 s (now in proportion to the count).
+      // Smaller regions (the BN chains, their tiles rerolled) keep the hoisted words and the code
+      // they were measured with: a first form that loaded per block in every region changed the
+      // BN backward chain's code, and its speed could not be told apart from the noise here.
+      if (EmittedStatements(r) > kBlockArgsMinStatements) {
+        auto* asm_type = FunctionType::get(ptr_, {ptr_}, false);
+        block_args_ = b_.CreateCall(asm_type, InlineAsm::get(asm_type, "", "=r,0", /*hasSideEffects=*/true), {args_});
+      }
       // Statement i, or the element-wise chain it starts; returns the next index to emit.
       auto statement = [&](int i) {
         const Stmt& s = f_.stmts[i];
@@ -2061,6 +2081,9 @@ class Emitter {
   // (see ChannelMajorRegion; other regions use one).
   static constexpr int kWelfordVectorsPerBlock = 2;
   static constexpr int kNarrowWelfordVectorsPerBlock = 4;  // when every statistic reads 2-byte data
+  // Emitted statements of a region above which its argument words are loaded per block (the
+  // BN backward chain's region emits 37 at 128 × 8192 and 53 at 16384).
+  static constexpr int kBlockArgsMinStatements = 256;
   // How far ahead of the chunk it stages (or, in TransposedChunks, loads) a recurrence loop
   // prefetches each row, in chunks (PrefetchRow). For StagedChunks: a block of
   // four parts streams 64 rows at once, more than the hardware prefetchers of the Xeon host

@@ -1092,5 +1092,42 @@ TEST(JitDifferential, ParameterRamRunsMatch) {
   }
 }
 
+// A channel-major region that emits more than 256 statements loads its argument words per
+// channel block (jit codegen, kBlockArgsMinStatements): 200 element-wise instructions with
+// varied ops, dtypes and channel counts, in one region, against the interpreter.
+TEST(JitDifferential, LargeRegionMatches) {
+  const Fixture fx(17);
+  std::mt19937_64 rng(17);
+  const char* kDtypes[] = {"fp32", "bf16", "fp16"};
+  const char* kOps[] = {"add", "mult", "max", "subtract"};
+  std::string text;
+  for (int i = 0; i < 200; ++i) {
+    const uint32_t src = 0x400 * static_cast<uint32_t>(rng() % 4), dst = 0x2000 + 0x400 * static_cast<uint32_t>(rng() % 4);
+    const int n = std::array{1, 17, 64, 128}[rng() % 4];
+    text += absl::StrCat("TensorScalarArith src=sbuf[0]+0x", absl::Hex(src), "[40:1] in_dtype=", kDtypes[rng() % 3],
+                         " out_dtype=", kDtypes[rng() % 3], " n=", n, " op0=", kOps[rng() % 4], " imm0=",
+                         0.25 * static_cast<double>(1 + rng() % 8), " op1=", kOps[rng() % 4], " imm1=",
+                         0.5 * static_cast<double>(1 + rng() % 4), " dst=sbuf[0]+0x", absl::Hex(dst), "[40:1]\n");
+  }
+  auto prog = Assemble(text, Generation::Cayman);
+  ASSERT_TRUE(prog.ok()) << prog.status();
+  const auto f = ir::BuildIR(*prog, Generation::Cayman);
+  ASSERT_TRUE(f.ok()) << f.status();
+  int largest = 0;  // live statements of the largest channel-major region, a repeat's body once
+  for (const ir::Region& r : f->regions) {
+    if (!r.channel_major) continue;
+    int live = 0;
+    for (int i = r.begin; i < r.end; ++i) live += f->stmts[i].dead ? 0 : 1;
+    for (const ir::Repeat& rp : r.repeats)
+      for (int i = rp.begin + rp.period; i < rp.end(); ++i) live -= f->stmts[i].dead ? 0 : 1;
+    largest = std::max(largest, live);
+  }
+  EXPECT_GT(largest, 256);
+  const Outcome o = RunBoth(*prog, Generation::Cayman, fx, 3);
+  EXPECT_TRUE(o.jit_ran);
+  EXPECT_EQ(o.compiled, 200);
+  EXPECT_EQ(o.diff, "");
+}
+
 }  // namespace
 }  // namespace dvejit
