@@ -12,6 +12,7 @@
 
 #include "api/dvejit.h"
 #include "frontend/diag.h"
+#include "runtime/executor.h"  // kMaxThreads
 
 struct dvejit_machine {
   explicit dvejit_machine(dvejit::Session s) : session(std::move(s)) {}
@@ -24,6 +25,7 @@ struct dvejit_machine {
   std::string warnings_text;
   std::string summary;
   std::string tier_notes;
+  int threads = 1;  // dvejit_machine_set_threads
   dvejit_tier tier_used = DVEJIT_TIER_INTERP;
 };
 
@@ -315,6 +317,7 @@ dvejit_status dvejit_run(dvejit_machine* m, const dvejit_program* p, dvejit_prof
     config.profile = static_cast<dvejit::RunProfile>(profile);
     config.strict_events = strict_events != 0;
     config.tier = static_cast<dvejit::RunTier>(tier);
+    config.threads = m->threads;
     dvejit::RunResult r = m->session.Run(p->program, config);
     m->executed = r.executed;
     m->warnings = std::move(r.warnings);
@@ -323,6 +326,17 @@ dvejit_status dvejit_run(dvejit_machine* m, const dvejit_program* p, dvejit_prof
     for (const std::string& n : r.tier_notes) m->tier_notes += n + "\n";
     m->tier_used = static_cast<dvejit_tier>(r.tier_used);
     return r.status;
+  });
+}
+
+dvejit_status dvejit_machine_set_threads(dvejit_machine* m, int threads) {
+  return Guard(m, [&]() -> absl::Status {
+    if (threads < 1 || threads > dvejit::kMaxThreads)
+      return dvejit::ToStatus(dvejit::MakeViolation(dvejit::ErrorKind::Usage, "", "threads", std::to_string(threads),
+                                                    "1 to " + std::to_string(dvejit::kMaxThreads)),
+                              dvejit::Location{});
+    m->threads = threads;
+    return absl::OkStatus();
   });
 }
 

@@ -27,11 +27,19 @@
 
 namespace dvejit::jit {
 
+void RunBlocksInline(const RtTable* rt, RegionFn region, const uint64_t* args, MachineState* m, int64_t blocks,
+                     int64_t /*bytes*/) {
+  region(args, m, rt, 0, blocks);
+}
+
 const RtTable& DefaultRtTable(void (*interp)(void*, int32_t)) {
   static thread_local RtTable table;
   table.interp = interp;
   table.pow = num::PowF;
   table.fmod = [](float a, float b) { return std::fmod(a, b); };
+  table.run_blocks = RunBlocksInline;
+  table.threads = 1;
+  table.min_split_bytes = 0;
   return table;
 }
 
@@ -96,6 +104,7 @@ class Emitter {
   }
 
   absl::Status Emit(const std::string& symbol) {
+    symbol_ = symbol;
     auto* type = FunctionType::get(Type::getVoidTy(ctx_), {ptr_, ptr_, ptr_, ptr_}, false);
     fn_ = Function::Create(type, Function::ExternalLinkage, symbol, m_);
     args_ = fn_->getArg(0);
@@ -191,18 +200,23 @@ class Emitter {
       if (c->getZExtValue() == 1) body(static_cast<Value*>(ConstantInt::get(count->getType(), 0)));
       return;
     }
+    Loop(ConstantInt::get(count->getType(), 0), count, body);
+  }
+  // The loop over [begin, end).
+  template <typename Body>
+  void Loop(Value* begin, Value* end, Body body) {
     BasicBlock* pre = b_.GetInsertBlock();
     BasicBlock* hdr = BasicBlock::Create(ctx_, "loop", fn_);
     BasicBlock* bb = BasicBlock::Create(ctx_, "loop.body", fn_);
     BasicBlock* exit = BasicBlock::Create(ctx_, "loop.exit", fn_);
     b_.CreateBr(hdr);
     b_.SetInsertPoint(hdr);
-    PHINode* i = b_.CreatePHI(count->getType(), 2);
-    i->addIncoming(ConstantInt::get(count->getType(), 0), pre);
-    b_.CreateCondBr(b_.CreateICmpULT(i, count), bb, exit);
+    PHINode* i = b_.CreatePHI(end->getType(), 2);
+    i->addIncoming(begin, pre);
+    b_.CreateCondBr(b_.CreateICmpULT(i, end), bb, exit);
     b_.SetInsertPoint(bb);
     body(static_cast<Value*>(i));
-    i->addIncoming(b_.CreateAdd(i, ConstantInt::get(count->getType(), 1)), b_.GetInsertBlock());
+    i->addIncoming(b_.CreateAdd(i, ConstantInt::get(end->getType(), 1)), b_.GetInsertBlock());
     b_.CreateBr(hdr);
     b_.SetInsertPoint(exit);
   }
@@ -645,7 +659,7 @@ class Emitter {
     const int L = max_n > W_ && welford ? welford_vectors * W_ : W_;
     WidthScope lanes(this, L);
     const int blocks = (max_n + L - 1) / L;
-    Loop(b_.getInt64(blocks), [&](Value* block) {
+    auto block_body = [&](Value* block) {
       Value* cb = b_.CreateMul(block, b_.getInt64(L));
       std::vector<Constant*> iota;
       for (int l = 0; l < L; ++l) iota.push_back(ConstantInt::get(i64_, l));
@@ -735,10 +749,59 @@ class Emitter {
         }
         i = statement(i);
       }
-    });
+    };
+    if (blocks < 2) {
+      Loop(b_.getInt64(blocks), block_body);
+    } else {
+      int64_t bytes = 0;  // what the region moves, all its channels: run_blocks' size hint
+      for (int i = r.begin; i < r.end; ++i) {
+        if (f_.stmts[i].dead) continue;
+        for (const ir::TensorRef& t : f_.stmts[i].tensors)
+          bytes += t.pattern.Count() * DtypeSize(t.dtype) * f_.stmts[i].channels;
+      }
+      OutlinedBlocks(blocks, bytes, block_body);
+    }
     for (int i = r.begin; i < r.end; ++i) values_[i] = nullptr;  // region-local values
     block_args_ = nullptr;
     return absl::OkStatus();
+  }
+
+  // A channel-major region of several blocks: its block loop becomes a function of its own over
+  // a range of blocks, which the stream calls through the RtTable's run_blocks for all of them
+  // (the runtime may split the range across threads). Blocks are independent: within a region
+  // every byte that is written is touched by one channel only (ir::ChannelIndependence), and a
+  // block's lane state and staging buffers (allocas of the new function) are its own.
+  template <typename Body>
+  void OutlinedBlocks(int blocks, int64_t bytes, Body block_body) {
+    auto* void_ty = Type::getVoidTy(ctx_);
+    auto* type = FunctionType::get(void_ty, {ptr_, ptr_, ptr_, i64_, i64_}, false);
+    Function* region = Function::Create(type, Function::InternalLinkage,
+                                        Cat(symbol_, ".blocks", outlined_regions_++), m_);
+    Function* const caller = fn_;
+    BasicBlock *const caller_entry = entry_, *const caller_block = b_.GetInsertBlock();
+    Value *const caller_args = args_, *const caller_state = state_, *const caller_rt = rt_;
+    std::unordered_map<Constant*, Value*> caller_regs;
+    caller_regs.swap(regs_);  // Reg() values live in their function's entry block
+    fn_ = region;
+    args_ = region->getArg(0);
+    state_ = region->getArg(1);
+    rt_ = region->getArg(2);
+    entry_ = BasicBlock::Create(ctx_, "entry", region);
+    BasicBlock* body = BasicBlock::Create(ctx_, "body", region);
+    b_.SetInsertPoint(body);
+    Loop(region->getArg(3), region->getArg(4), block_body);
+    b_.CreateRetVoid();
+    IRBuilder<>(entry_).CreateBr(body);
+    fn_ = caller;
+    entry_ = caller_entry;
+    args_ = caller_args;
+    state_ = caller_state;
+    rt_ = caller_rt;
+    regs_.swap(caller_regs);
+    b_.SetInsertPoint(caller_block);
+    auto* run_type = FunctionType::get(void_ty, {ptr_, ptr_, ptr_, ptr_, i64_, i64_}, false);
+    b_.CreateCall(run_type, RtFn(offsetof(RtTable, run_blocks)),
+                  {rt_, region, args_, state_, b_.getInt64(blocks), b_.getInt64(bytes)});
   }
 
   // Emits global statement i, or the run of PramLoads from i whose entries and argument slots
@@ -2102,7 +2165,9 @@ class Emitter {
   Type *f32_, *i8_, *i16_, *i32_, *i64_;
   PointerType* ptr_;
   FixedVectorType *vf_, *vi32_, *vi64_;
-  Function* fn_ = nullptr;
+  std::string symbol_;         // the stream function's
+  int outlined_regions_ = 0;   // OutlinedBlocks functions so far
+  Function* fn_ = nullptr;     // the function being emitted
   BasicBlock* entry_ = nullptr;
   Value *args_ = nullptr, *state_ = nullptr, *rt_ = nullptr, *ctxp_ = nullptr;
   Value* block_args_ = nullptr;  // args_ as loaded from inside a channel-major region's block loop

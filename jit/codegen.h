@@ -21,12 +21,30 @@ namespace dvejit::jit {
 // routines every tier shares (POW is one runtime routine by definition; MOD is fmodf). The
 // Newton paths (nrecip, ndiv, nrsqrt) are emitted inline, checked bit for bit against
 // kernels/numerics.h.
+struct RtTable;
+// A channel-major region of several channel blocks, compiled as a function of a range of them:
+// runs blocks [block_begin, block_end). Blocks are independent (see EmitStream).
+using RegionFn = void (*)(const uint64_t* args, MachineState* m, const RtTable* rt, int64_t block_begin,
+                          int64_t block_end);
 struct RtTable {
   void (*interp)(void* ctx, int32_t instruction);
   float (*pow)(float a, float b);
   float (*fmod)(float a, float b);
+  // Runs blocks [0, blocks) of a region, on this thread or split across threads, and returns
+  // when all have run. `bytes` is what the whole region moves (a hint for whether splitting
+  // pays).
+  void (*run_blocks)(const RtTable* rt, RegionFn region, const uint64_t* args, MachineState* m, int64_t blocks,
+                     int64_t bytes);
+  // For the runtime's run_blocks: how many threads it may use, and the smallest `bytes` it
+  // splits.
+  int threads;
+  int64_t min_split_bytes;
 };
+// interp, the scalar routines, and run_blocks running every region on the calling thread.
 const RtTable& DefaultRtTable(void (*interp)(void*, int32_t));
+// RtTable::run_blocks on the calling thread.
+void RunBlocksInline(const RtTable* rt, RegionFn region, const uint64_t* args, MachineState* m, int64_t blocks,
+                     int64_t bytes);
 
 // The compiled stream: args[i] holds argument slot i (a host address or a 32-bit immediate).
 using StreamFn = void (*)(const uint64_t* args, MachineState* m, const RtTable* rt, void* ctx);
@@ -37,7 +55,11 @@ struct CodegenTarget {
   bool byte_permute = false;  // AVX512-VBMI vpermi2b: 128-byte table lookups in registers
 };
 
-// Emits `symbol` into `module` for `f`.
+// Emits `symbol` into `module` for `f`. A channel-major region of more than one channel block
+// becomes an internal function over a range of blocks (RegionFn), which the stream runs through
+// RtTable::run_blocks: within a region every byte written is touched by one channel only
+// (ir::ChannelIndependence), so its blocks may run in any order or at once.
+
 absl::Status EmitStream(const ir::Function& f, llvm::Module& module, const std::string& symbol,
                         const CodegenTarget& target);
 

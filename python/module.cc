@@ -184,8 +184,9 @@ struct PyMachine {
   std::mutex mu;          // one run (or host mutation through the API) at a time
 
   PyMachine(const std::string& gen_name, const std::string& profile_name,
-            const std::string& table_set) {
+            const std::string& table_set, int threads) {
     const Generation gen = ParseGen(gen_name);
+    SetThreads(threads);
     if (profile_name == "contract") {
       options.profile = Profile::Contract;
     } else if (profile_name == "device") {
@@ -203,6 +204,10 @@ struct PyMachine {
   }
 
   Generation gen() const { return machine->gen(); }
+  void SetThreads(int threads) {
+    if (threads < 1 || threads > kMaxThreads) Usage("threads", Cat(threads), Cat("1 to ", kMaxThreads));
+    options.threads = threads;
+  }
 };
 
 ExecutionTier ParseTier(const std::string& tier) {
@@ -509,9 +514,17 @@ void InitModule(py::module_& m) {
 
   py::class_<PyMachine>(m, "Machine",
                         "One emulated DVE: SBUF, PSUM, registers, Parameter RAM, lane state.")
-      .def(py::init<const std::string&, const std::string&, const std::string&>(),
+      .def(py::init<const std::string&, const std::string&, const std::string&, int>(),
            py::arg("gen") = "cayman", py::arg("profile") = "contract",
-           py::arg("table_set") = "default")
+           py::arg("table_set") = "default", py::arg("threads") = 1)
+      .def_property(
+          "threads", [](const PyMachine& s) { return s.options.threads; },
+          [](PyMachine& s, int threads) {
+            std::lock_guard<std::mutex> lock(s.mu);
+            s.SetThreads(threads);
+          },
+          "Threads (1-256, default 1) the JIT tier splits each compiled region's channel blocks "
+          "across (regions under 256 KiB stay on one); results are the same for every count.")
       .def_property_readonly("gen", [](const PyMachine& s) { return std::string(GenerationName(s.gen())); })
       .def_property_readonly("profile", [](const PyMachine& s) { return s.profile; })
       .def("reset",

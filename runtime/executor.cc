@@ -8,6 +8,7 @@
 #include "frontend/operands.h"
 #include "frontend/strcat.h"
 #include "frontend/validate.h"
+#include "runtime/block_threads.h"
 #include "runtime/jit_tier.h"
 
 namespace dvejit {
@@ -297,7 +298,12 @@ bool RunCompiled(Machine& machine, std::span<const Instruction> program, uint64_
     args[i] = a.is_address ? reinterpret_cast<uint64_t>(m.At(word, 0)) : word;
   }
   InterpContext ctx{&m, resolved, options.profile, skipped};
-  const jit::RtTable& rt = jit::DefaultRtTable(&InterpCallback);
+  jit::RtTable rt = jit::DefaultRtTable(&InterpCallback);
+  if (options.threads > 1) {
+    rt.run_blocks = RunBlocksThreaded;
+    rt.threads = std::min(options.threads, kMaxThreads);
+    rt.min_split_bytes = options.min_split_bytes;
+  }
   cs.fn(args.data(), &m, &rt, &ctx);
   for (int k : cs.device_noops) ctx.skipped[static_cast<size_t>(k)] = 1;
   for (size_t i = 0; i < resolved.size(); ++i)

@@ -20,6 +20,13 @@
 
 namespace dvejit {
 
+// The most threads a run may ask for (RunOptions::threads).
+inline constexpr int kMaxThreads = 256;
+// The smallest region, in bytes moved over all its channels, whose channel blocks are split
+// across threads by default: waking the workers costs microseconds, which a smaller region does
+// not win back.
+inline constexpr int64_t kMinSplitBytes = int64_t{256} << 10;
+
 // Tier 0 interprets; tier 1 runs the stream compiled by the JIT; `auto` interprets a stream the
 // first time and compiles it when it repeats. A stream (or instruction) the JIT cannot compile
 // runs interpreted, with the reason in the report.
@@ -28,6 +35,12 @@ enum class ExecutionTier : uint8_t { Interp, Jit, Auto };
 struct RunOptions {
   ExecutionTier tier = ExecutionTier::Interp;
   bool jit_fuse = true;  // false: every instruction compiled on its own (benchmark baseline)
+  // Threads the JIT tier may split a compiled region's channel blocks across (1 to kMaxThreads
+  // of runtime/block_threads.h; the calling thread is one of them). Results do not depend on it.
+  int threads = 1;
+  // Regions that move fewer bytes (all channels) stay on the calling thread (tests split every
+  // region with 0).
+  int64_t min_split_bytes = kMinSplitBytes;
   Profile profile = Profile::Contract;
   bool strict_events = false;  // an unsatisfied wait is a runtime error
   // The active microcode table set (microcode.md §4): its roster is enforced under the device

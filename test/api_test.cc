@@ -349,6 +349,23 @@ TEST(ApiTest, JitTierMatchesTheInterpreter) {
   EXPECT_EQ(rj.executed, 1);
   EXPECT_EQ(got, want);
   EXPECT_NE(rj.summary.find("(jit"), std::string::npos) << rj.summary;
+  // On threads: the same bits; a count outside 1-256 is a usage error that runs nothing.
+  for (int threads : {2, 256}) {
+    RunConfig threaded = jit;
+    threaded.threads = threads;
+    RunResult rt;
+    EXPECT_EQ(ScaleWith(threaded, &rt), want) << threads;
+    EXPECT_TRUE(rt.ok()) << rt.status;
+    EXPECT_EQ(rt.tier_used, RunTier::Jit);
+  }
+  for (int threads : {0, -1, 257}) {
+    RunConfig bad = jit;
+    bad.threads = threads;
+    RunResult rb;
+    ScaleWith(bad, &rb);
+    EXPECT_EQ(ErrorCodeOf(rb.status), ErrorCode::Usage) << threads << " " << rb.status;
+    EXPECT_EQ(rb.executed, 0);
+  }
 }
 
 TEST(ApiTest, JitTierThatCannotRunSaysSo) {

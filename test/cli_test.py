@@ -592,6 +592,11 @@ USAGE_CASES = {
     "reg_no_value": ["--reg", "7"],
     "reg_garbage": ["--reg", "x=1"],
     "two_programs": ["{d}/e.s"],
+    "threads_0": ["--threads", "0"],
+    "threads_257": ["--threads", "257"],
+    "threads_garbage": ["--threads", "2x"],
+    "threads_negative": ["--threads", "-2"],
+    "threads_no_value": ["--threads"],
     "maverick_psum_dump": ["--gen", "maverick", "--dump", "psum:0:0:fp32:1x1=" + OUT],
 }
 
@@ -774,6 +779,8 @@ def test_bench_json_entries_and_counters(tmp_path):
     (["--quik"], "unexpected argument '--quik'"),
     (["--benchmark_filter=tiny/(jit"], "--benchmark_filter 'tiny/(jit' is not a regular expression"),
     (["--benchmark_filter=bn_stat/"], "--benchmark_filter 'bn_stat/' matches no benchmark"),
+    (["--threads", "0"], "--threads needs a whole number from 1 to 256"),
+    (["--threads"], "--threads needs a whole number from 1 to 256"),
 ])
 def test_bench_usage_errors_exit_2_before_running(args, message, tmp_path):
     # Refused before any workload is set up: nothing runs, and a --json file given beside the
@@ -824,6 +831,25 @@ def test_run_tiers_report_and_agree(tmp_path):
                      p_jit.stderr), p_jit.stderr
     assert "(interp)" in p_auto.stderr, p_auto.stderr
     assert jit == interp and auto == interp
+
+
+def test_run_threads_write_the_same_bytes(tmp_path):
+    # --threads splits the compiled regions' channel blocks (the Stats2 tiles here move 512 KiB,
+    # over the 256 KiB below which a region stays on one thread); the bytes do not change.
+    _, interp = run_bn_forward(tmp_path, "interp", "--tier", "interp")
+    for threads in ["1", "2", "3", "256"]:
+        p, out = run_bn_forward(tmp_path, "t" + threads, "--tier", "jit", "--threads", threads)
+        assert "(jit, 35 compiled" in p.stderr, p.stderr
+        assert out == interp, threads
+
+
+def test_train_step_threads(tmp_path):
+    p = dvejit("train-step", "--tier", "jit", "--threads", "2", "--elements", "1024", "--steps", "2", timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "jit, 2 threads" in p.stdout and "FAIL" not in p.stdout, p.stdout
+    for bad in [["--threads", "0"], ["--threads", "x"], ["--threads"]]:
+        q = dvejit("train-step", *bad)
+        assert q.returncode == 2 and "--threads needs a whole number from 1 to 256" in q.stderr, (bad, q.stderr)
 
 
 def test_run_jit_unavailable_runs_interpreted_with_the_reason(tmp_path):

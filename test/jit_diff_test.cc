@@ -103,13 +103,18 @@ struct Outcome {
   int compiled = 0;
 };
 
-Outcome RunBoth(const std::vector<Instruction>& prog, Generation gen, const Fixture& fx, uint64_t seed) {
+// The JIT's run splits every region of more than one channel block across `threads` threads,
+// however small the region.
+Outcome RunBoth(const std::vector<Instruction>& prog, Generation gen, const Fixture& fx, uint64_t seed,
+                int threads = 1) {
   Machine interp(gen), jit(gen);
   fx.Load(interp, seed);
   fx.Load(jit, seed);
   RunOptions o;
   const RunReport ri = RunProgram(interp, prog, o);
   o.tier = ExecutionTier::Jit;
+  o.threads = threads;
+  o.min_split_bytes = 0;
   const RunReport rj = RunProgram(jit, prog, o);
   Outcome out;
   out.jit_ran = rj.tier == "jit";
@@ -125,11 +130,12 @@ Outcome RunBoth(const std::vector<Instruction>& prog, Generation gen, const Fixt
 }
 
 // Removes instructions while the mismatch persists.
-std::vector<Instruction> Reduce(std::vector<Instruction> prog, Generation gen, const Fixture& fx, uint64_t seed) {
+std::vector<Instruction> Reduce(std::vector<Instruction> prog, Generation gen, const Fixture& fx, uint64_t seed,
+                                int threads) {
   for (size_t i = 0; i < prog.size();) {
     std::vector<Instruction> shorter = prog;
     shorter.erase(shorter.begin() + static_cast<long>(i));
-    if (!shorter.empty() && !RunBoth(shorter, gen, fx, seed).diff.empty()) prog = shorter;
+    if (!shorter.empty() && !RunBoth(shorter, gen, fx, seed, threads).diff.empty()) prog = shorter;
     else ++i;
   }
   return prog;
@@ -178,19 +184,21 @@ void Fuzz(int64_t streams, double seconds, uint64_t seed0) {
     const Generation gen = kAllGenerations[rng() % 4];
     const std::vector<Instruction> prog = RandomStream(rng, gen);
     const uint64_t seed = rng();
+    const int threads = 1 + static_cast<int>(seed % 3);  // the JIT's regions on 1, 2 or 3 threads
     if (trace != nullptr) {  // this stream, replacing the last one (see DISABLED_Long)
       std::ofstream(trace, std::ios::trunc) << "# stream " << s << ", " << GenerationName(gen) << ", fixture seed "
-                                            << seed0 << ", machine seed " << seed << "\n"
+                                            << seed0 << ", machine seed " << seed << ", threads " << threads << "\n"
                                             << DisassembleStream(prog, gen);
     }
-    const Outcome o = RunBoth(prog, gen, fx, seed);
+    const Outcome o = RunBoth(prog, gen, fx, seed, threads);
     ++ran;
     jit_ran += o.jit_ran;
     compiled += o.compiled;
     if (!o.diff.empty()) {
-      const std::vector<Instruction> minimal = Reduce(prog, gen, fx, seed);
+      const std::vector<Instruction> minimal = Reduce(prog, gen, fx, seed, threads);
       FAIL() << "JIT and interpreter differ (" << o.diff << ") on " << GenerationName(gen)
-             << ", fixture seed " << seed0 << ", machine seed " << seed << "; minimal stream:\n"
+             << ", fixture seed " << seed0 << ", machine seed " << seed << ", " << threads
+             << " threads; minimal stream:\n"
              << DisassembleStream(minimal, gen);
     }
   }

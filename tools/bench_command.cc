@@ -21,6 +21,7 @@
 #include "kernels/numerics.h"
 #include "runtime/executor.h"
 #include "runtime/jit_tier.h"
+#include "tools/program_io.h"
 
 namespace dvejit {
 namespace {
@@ -153,7 +154,8 @@ bool WarmUp(benchmark::State& state, Machine& m, const std::vector<Instruction>&
   return false;
 }
 
-void RunTier(benchmark::State& state, Instance* in, const std::string& tier) {
+// `threads`: RunOptions::threads of the JIT tiers.
+void RunTier(benchmark::State& state, Instance* in, const std::string& tier, int threads) {
   std::vector<double> ns;
   ns.reserve(1 << 16);
   if (tier == "roof") {
@@ -168,6 +170,7 @@ void RunTier(benchmark::State& state, Instance* in, const std::string& tier) {
     RunOptions o;
     o.tier = tier == "interp" ? ExecutionTier::Interp : ExecutionTier::Jit;
     o.jit_fuse = tier == "jit_fused";
+    o.threads = threads;
     if (!WarmUp(state, *in->machine, in->program, o)) return;
     for (auto _ : state) {
       const auto t0 = Clock::now();
@@ -357,6 +360,7 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
   std::string json_file;
   std::vector<int> sizes = {512, 8192, 16384};
   bool torch = false;
+  int threads = 1;
   auto usage_error = [&](const std::string& what) {
     err << "dvejit: bench: " << what << " (dvejit bench --help)\n";
     return 2;
@@ -366,7 +370,7 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
     const bool has_value = i + 1 < args.size();
     if (a == "--help" || a == "-h") {
       out << "usage: dvejit bench [--json FILE] [--quick] [--compare-torch] [--workload W]...\n"
-             "                    [Google Benchmark flags, e.g. --benchmark_filter=REGEX]\n"
+             "                    [--threads T] [Google Benchmark flags, e.g. --benchmark_filter=REGEX]\n"
           << "Workloads " << absl::StrJoin(kWorkloads, ", ") << " on 128 channels\n"
              "x {512, 8192, 16384} elements, fp32 and bf16, on the tiers roof, interp, jit_unfused,\n"
              "jit_fused; each entry is WORKLOAD/128xN/DTYPE/TIER with counters ratio_to_roof (median\n"
@@ -376,7 +380,9 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
              "(1 channel x 8 elements; counter ns_per_instruction, the median run's nanoseconds per\n"
              "instruction). --quick: 512 and 8192 only, short runs (a --benchmark_min_time given\n"
              "too wins). --compare-torch: PyTorch's CPU batch norm on the same shapes (1 thread);\n"
-             "with --benchmark_filter='^$', that alone.\n"
+             "with --benchmark_filter='^$', that alone. --threads T: the jit tiers split each\n"
+             "region's channel blocks across T threads (1-256, default 1; the roof and the\n"
+             "interpreter stay on one, and the targets are single-thread).\n"
              "Workloads are set up when first run. Without --compare-torch, a filter that matches\n"
              "nothing is a usage error (exit 2), as is a bad regular expression.\n";
       return 0;
@@ -398,6 +404,10 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
       bm_args.insert(bm_args.begin() + 1, "--benchmark_min_time=0.05");
     } else if (a == "--compare-torch") {
       torch = true;
+    } else if (a == "--threads") {
+      const std::optional<int> n = ParseThreadCount(has_value ? std::optional<std::string>(args[++i]) : std::nullopt);
+      if (!n) return usage_error(kThreadsRange);
+      threads = *n;
     } else if (a.rfind("--benchmark_", 0) == 0) {
       bm_args.push_back(a);
     } else {
@@ -430,7 +440,7 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
         LazyInstance* in = instances.back().get();
         for (const char* tier : {"roof", "interp", "jit_unfused", "jit_fused"})
           benchmark::RegisterBenchmark(Cat(w, "/128x", e, "/", DtName(dt), "/", tier).c_str(),
-                                       [in, tier](benchmark::State& s) { RunTier(s, in->get(), tier); })
+                                       [in, tier, threads](benchmark::State& s) { RunTier(s, in->get(), tier, threads); })
               ->Unit(benchmark::kMicrosecond);
       }
   RegisterJitOverheads(instances);
@@ -438,6 +448,7 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
   benchmark::AddCustomContext("roof_isa", roof::Isa());
   benchmark::AddCustomContext("cpu_model", CpuModel());
   benchmark::AddCustomContext("jit_target", JitTier::Global().target_description());
+  benchmark::AddCustomContext("jit_threads", Cat(threads));
   const size_t ran = benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   // Nothing matched (Google Benchmark said so on stderr, and exits 0): an error, unless the run

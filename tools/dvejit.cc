@@ -114,7 +114,7 @@ constexpr char kRunHelp[] =
     "                  [--reg N=VALUE]... [--load SPACE:P:OFF=FILE.npy]...\n"
     "                  [--dump SPACE:P:OFF:DTYPE:ROWSxCOLS=FILE.npy]... [--strict-events]\n"
     "                  [--ucode DIR] [--table-set NAME] [--trace] [--tier interp|jit|auto]\n"
-    "                  [--jit-cache DIR]\n"
+    "                  [--jit-cache DIR] [--threads T]\n"
     "  PROGRAM   binary stream (64-byte records) or assembly text; GEN defaults to cayman\n"
     "  --load    a 1-D or 2-D .npy array of any dtype; row r's raw bytes go to partition P+r\n"
     "            at byte offset OFF (decimal or 0x-hex) of SPACE (sbuf or psum), before the run\n"
@@ -130,6 +130,9 @@ constexpr char kRunHelp[] =
     "  --tier T           interp (tier 0), jit (compile the stream with LLVM), or auto (default:\n"
     "                     interpret a stream the first time, compile it when it repeats)\n"
     "  --jit-cache DIR    keep compiled streams in DIR across runs (or DVEJIT_JIT_CACHE_DIR)\n"
+    "  --threads T        compiled streams split each region's channel blocks across up to T\n"
+    "                     threads (1-256, default 1; regions under 256 KiB stay on one). The\n"
+    "                     results are the same for every T\n"
     "Exit 0 on success, 1 on an invalid program or runtime error (dumps are not written),\n"
     "2 on usage errors. A run report goes to stderr.\n";
 // The pass list comes from the pipeline itself (ir/pipeline.cc), so the help cannot go stale.
@@ -325,6 +328,10 @@ int CmdRun(const std::vector<std::string>& args) {
       else if (v == "jit") options.tier = ExecutionTier::Jit;
       else if (v == "auto") options.tier = ExecutionTier::Auto;
       else return UsageError("--tier needs interp, jit or auto", kRunHelp);
+    } else if (a == "--threads") {
+      const std::optional<int> n = ParseThreadCount(value());
+      if (!n) return UsageError(kThreadsRange, kRunHelp);
+      options.threads = *n;
     } else if (a == "--ucode") {
       auto v = value();
       if (!v) return UsageError("--ucode needs a table directory", kRunHelp);

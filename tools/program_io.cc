@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "frontend/assembler.h"
+#include "runtime/executor.h"
 #include "runtime/npy.h"
 
 namespace dvejit {
@@ -25,6 +26,19 @@ absl::StatusOr<std::vector<Instruction>> LoadProgram(const std::string& path, Ge
     return Assemble(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()),
                     gen);
   return DecodeStream(*bytes);
+}
+
+static_assert(kMaxThreads == 256, "kThreadsRange names the limit");
+
+std::optional<int> ParseThreadCount(const std::optional<std::string>& text) {
+  if (!text || text->empty() || text->size() > 3) return std::nullopt;
+  int n = 0;
+  for (char c : *text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = 10 * n + (c - '0');
+  }
+  if (n < 1 || n > kMaxThreads) return std::nullopt;
+  return n;
 }
 
 }  // namespace dvejit

@@ -10,13 +10,14 @@
 #include "frontend/strcat.h"
 #include "runtime/executor.h"
 #include "runtime/machine.h"
+#include "tools/program_io.h"
 
 namespace dvejit {
 
 using workloads::BnErrors;
 
 int TrainStepMain(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  int elements = 4096, steps = 5;
+  int elements = 4096, steps = 5, threads = 1;
   Dtype dtype = Dtype::FP32;
   Generation gen = Generation::Cayman;
   ExecutionTier tier = ExecutionTier::Interp;
@@ -25,16 +26,22 @@ int TrainStepMain(const std::vector<std::string>& args, std::ostream& out, std::
     const bool has_value = i + 1 < args.size();
     if (a == "--help" || a == "-h") {
       out << "usage: dvejit train-step [--elements N] [--dtype fp32|bf16] [--steps S] [--gen G]\n"
-             "                         [--tier interp|jit]\n"
+             "                         [--tier interp|jit] [--threads T]\n"
              "Replays a batch-norm training step (forward statistics + backward chain) on 128\n"
              "channels x N elements (N a multiple of 512, default 4096) and reports the error\n"
-             "against float64 math and the time per step. Exit 1 when an error bound is missed.\n";
+             "against float64 math and the time per step. Exit 1 when an error bound is missed.\n"
+             "--threads T (1-256, default 1): the JIT splits each region's channel blocks across\n"
+             "up to T threads.\n";
       return 0;
     } else if (a == "--tier" && has_value) {
       const std::string t = args[++i];
       if (t == "interp") tier = ExecutionTier::Interp;
       else if (t == "jit") tier = ExecutionTier::Jit;
       else return err << "dvejit: --tier is interp or jit\n", 2;
+    } else if (a == "--threads") {
+      const std::optional<int> n = ParseThreadCount(has_value ? std::optional<std::string>(args[++i]) : std::nullopt);
+      if (!n) return err << "dvejit: " << kThreadsRange << "\n", 2;
+      threads = *n;
     } else if (a == "--elements" && has_value) {
       elements = std::atoi(args[++i].c_str());
     } else if (a == "--steps" && has_value) {
@@ -73,6 +80,7 @@ int TrainStepMain(const std::vector<std::string>& args, std::ostream& out, std::
     const auto t0 = std::chrono::steady_clock::now();
     RunOptions options;
     options.tier = tier;
+    options.threads = threads;
     report = RunProgram(machine, program, options);
     const auto t1 = std::chrono::steady_clock::now();
     if (!report.status.ok()) return err << "dvejit: " << report.status.message() << "\n", 1;
@@ -83,7 +91,8 @@ int TrainStepMain(const std::vector<std::string>& args, std::ostream& out, std::
   const BnErrors e = workloads::CompareBnStep(machine, l, in, eps);
   const BnErrors bound = workloads::BnErrorBounds(dtype);
   out << "dvejit train-step: batch-norm training step, 128 channels x " << elements << " elements, "
-      << DtypeName(static_cast<uint8_t>(dtype)) << ", " << GenerationName(gen) << ", " << (tier == ExecutionTier::Jit ? "jit" : "interpreter") << "\n";
+      << DtypeName(static_cast<uint8_t>(dtype)) << ", " << GenerationName(gen) << ", " << (tier == ExecutionTier::Jit ? "jit" : "interpreter")
+      << (threads > 1 ? Cat(", ", threads, " threads") : "") << "\n";
   out << "program: " << program.size() << " instructions (32 LoadParameterRam, " << fwd.size()
       << " forward, " << bwd.size() << " backward)\n";
   out << "accuracy vs float64 (max over channels, relative):\n";

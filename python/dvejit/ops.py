@@ -44,7 +44,7 @@ _SENTINEL = np.uint32(0xFFFFFFFF)
 
 # Eager ops repeat the same few shapes, so `auto` (interpret a program's first run, compile it
 # when it repeats) is the default: the JIT where it is available, the interpreter otherwise.
-_config = {"gen": "cayman", "tier": "auto"}
+_config = {"gen": "cayman", "tier": "auto", "threads": 1}
 _local = threading.local()
 
 
@@ -59,6 +59,7 @@ class _Context:
         self.gen = gen
         self.tier = tier
         self.machine = _C.Machine(gen)
+        self.threads = 1
         self.machine.preload_reciprocals()
         self._pram = self.machine.param_ram
         self.capacity = self.machine.active_bytes("sbuf")
@@ -91,6 +92,8 @@ def _context():
     ctx = getattr(_local, "ctx", None)
     if ctx is None or ctx.gen != _config["gen"] or ctx.tier != _config["tier"]:
         ctx = _local.ctx = _Context(_config["gen"], _config["tier"])
+    if ctx.threads != _config["threads"]:
+        ctx.machine.threads = ctx.threads = _config["threads"]
     return ctx
 
 
@@ -110,6 +113,19 @@ def set_tier(tier):
     if tier not in _C.tiers:
         raise usage_error(f"tier = {tier!r}, expected one of {', '.join(_C.tiers)}")
     _config["tier"] = tier
+
+
+def set_threads(threads):
+    """Threads (1-256, default 1) the JIT tier splits each op's compiled channel blocks across
+    (ops that move under 256 KiB stay on one thread); the results do not change."""
+    if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 256:
+        raise usage_error(f"threads = {threads!r}, expected a whole number from 1 to 256")
+    _config["threads"] = threads
+
+
+def threads():
+    """The threads eager ops may use (set_threads)."""
+    return _config["threads"]
 
 
 def clear_cache():
@@ -852,5 +868,6 @@ def find_index8(x, keys, *, dtype=None, out_dtype="uint32"):
 __all__ = [
     "tensor_scalar", "tensor_tensor", "reciprocal", "bn_stats", "bn_aggr", "batch_norm_stats",
     "bn_grad_accum", "bn_backprop", "batch_norm_forward", "batch_norm_backward", "max8",
-    "find_index8", "machine", "set_generation", "set_tier", "tier", "clear_cache", "cache_info",
+    "find_index8", "machine", "set_generation", "set_tier", "tier", "set_threads", "threads",
+    "clear_cache", "cache_info",
 ]

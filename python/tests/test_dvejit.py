@@ -117,6 +117,45 @@ def test_tiers_agree(rng):
         dvejit.Machine().run(ADD1, tier="fast")
 
 
+def test_threads_give_the_same_bits(rng):
+    # 128 channels x 2048 fp32 elements, two TensorScalar ops: one compiled region of 8 channel
+    # blocks that moves 4 MiB, split across the machine's threads; the bits do not change.
+    x = rng.normal(size=(128, 2048)).astype(np.float32)
+    prog = dvejit.Program(
+        "TensorScalarArith src=sbuf[0]+0x0[2048:1] dst=sbuf[0]+0x2000[2048:1] in_dtype=fp32 out_dtype=fp32 n=128 op0=mult imm0=3 op1=add imm1=0.5\n"
+        "TensorScalarArith src=sbuf[0]+0x2000[2048:1] dst=sbuf[0]+0x4000[2048:1] in_dtype=fp32 out_dtype=fp32 n=128 op0=subtract imm0=1 op1=bypass\n")
+    expect = (x * np.float32(3) + np.float32(0.5)) - np.float32(1)
+    for threads in (1, 2, 3):
+        m = dvejit.Machine(threads=threads)
+        assert m.threads == threads
+        m.sbuf(0, 128, 0, "fp32", 2048)[:] = x
+        try:
+            report = m.run(prog, tier="jit")
+        except dvejit.UnsupportedError:   # a build without the JIT
+            pytest.skip("no JIT")
+        assert report["tier"] == "jit"
+        assert np.array_equal(m.sbuf(0, 128, 0x4000, "fp32", 2048), expect), threads
+    m = dvejit.Machine()
+    assert m.threads == 1
+    m.threads = 4
+    assert m.threads == 4
+    # Eager ops on threads: the same bits.
+    saved = ops.tier()
+    try:
+        ops.set_tier("jit")
+        one = ops.tensor_scalar(x, "mult", 3.0, False, "add", 0.5, False)
+        ops.set_threads(2)
+        assert ops.threads() == 2 and ops.machine().threads == 2
+        two = ops.tensor_scalar(x, "mult", 3.0, False, "add", 0.5, False)
+        assert np.array_equal(one, two)
+        for bad in (0, 257, 1.5, True):
+            with pytest.raises(dvejit.UsageError):
+                ops.set_threads(bad)
+    finally:
+        ops.set_threads(1)
+        ops.set_tier(saved)
+
+
 # ---------------------------------------------------------------------------------------------
 # Zero-copy views
 
@@ -267,6 +306,9 @@ def test_usage_errors():
         lambda: m.run(12345),
         lambda: m.write("sbuf", 0, m.active_bytes("sbuf"), np.zeros(4, np.uint8)),
         lambda: dvejit.to_fp8(np.zeros(2), "e2m5"),
+        lambda: dvejit.Machine(threads=0),
+        lambda: dvejit.Machine(threads=257),
+        lambda: setattr(m, "threads", 0),
     ]
     for case in cases:
         with pytest.raises(dvejit.UsageError):
