@@ -99,7 +99,7 @@ struct RunConfig {
   // the set disables is rejected.
   std::string table_set = "default";
   // Threads (1-256) the JIT tier may split each compiled region's channel blocks across, the
-  // calling thread one of them; regions that move under 256 KiB stay on it. The results are the
+  // calling thread one of them; regions that move under 1 MiB stay on it. The results are the
   // same for every count.
   int threads = 1;
 };

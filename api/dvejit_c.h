@@ -125,7 +125,7 @@ size_t dvejit_program_encode(const dvejit_program* p, void* out, size_t capacity
 dvejit_status dvejit_run(dvejit_machine* m, const dvejit_program* p, dvejit_profile profile,
                          int strict_events, dvejit_tier tier);
 /* Threads (1-256, default 1) the JIT tier may split each compiled region's channel blocks
- * across in this machine's later runs; regions that move under 256 KiB stay on the calling
+ * across in this machine's later runs; regions that move under 1 MiB stay on the calling
  * thread. The results are the same for every count. Another count is DVEJIT_ERR_USAGE. */
 dvejit_status dvejit_machine_set_threads(dvejit_machine* m, int threads);
 int64_t dvejit_report_executed(const dvejit_machine* m);      /* instructions completed */

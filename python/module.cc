@@ -524,7 +524,7 @@ void InitModule(py::module_& m) {
             s.SetThreads(threads);
           },
           "Threads (1-256, default 1) the JIT tier splits each compiled region's channel blocks "
-          "across (regions under 256 KiB stay on one); results are the same for every count.")
+          "across (regions under 1 MiB stay on one); results are the same for every count.")
       .def_property_readonly("gen", [](const PyMachine& s) { return std::string(GenerationName(s.gen())); })
       .def_property_readonly("profile", [](const PyMachine& s) { return s.profile; })
       .def("reset",

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -21,8 +22,9 @@ class BlockThreads {
 
   // Runs part(arg, i) for every i in [0, parts) on up to `threads` threads, the calling thread
   // one of them, and returns when all have run. Parts are taken in order by whichever thread is
-  // free. While another call is in progress (from another host thread), runs every part on the
-  // calling thread.
+  // free, so a worker that wakes late takes fewer (or none: the caller never waits for one that
+  // took no part). While another call is in progress (from another host thread), runs every
+  // part on the calling thread.
   void Run(int threads, int64_t parts, void (*part)(void* arg, int64_t i), void* arg);
 
   // Worker threads started so far, and jobs that were shared with them.
@@ -30,21 +32,27 @@ class BlockThreads {
   uint64_t shared_jobs();
 
  private:
+  // One Run's parts. Shared with the workers that join it: one that wakes after the job is done
+  // still finds its counters (and takes no part).
+  struct Job {
+    void (*part)(void*, int64_t);
+    void* arg;
+    int64_t parts;
+    std::atomic<int64_t> next{0}, finished{0};
+  };
   BlockThreads() = default;
-  void Work();  // takes parts of the current job until none is left
+  void Work(Job& job);  // takes parts of the job until none is left
   void WorkerLoop(int index);
 
   std::mutex run_mu_;  // one job at a time
-  std::mutex mu_;      // the job's fields and the counters below
+  std::mutex mu_;      // the fields below
   std::condition_variable wake_, done_;
   std::vector<std::thread> workers_;
-  uint64_t generation_ = 0;  // jobs started
-  int wanted_ = 0;           // workers (by index) that join the current job
-  int active_ = 0;           // workers inside Work()
-  void (*part_)(void*, int64_t) = nullptr;
-  void* arg_ = nullptr;
-  int64_t parts_ = 0;
-  std::atomic<int64_t> next_{0}, finished_{0};
+  uint64_t generation_ = 0;   // jobs shared with workers so far
+  int wanted_ = 0;            // workers (by index) that join the current job
+  int sleeping_ = 0;          // workers waiting on wake_
+  std::shared_ptr<Job> job_;  // the current job
+  std::atomic<uint64_t> published_{0};  // generation_, for workers spinning outside mu_
 };
 
 // RtTable::run_blocks: a region that moves at least rt->min_split_bytes runs its blocks on

@@ -25,7 +25,7 @@ inline constexpr int kMaxThreads = 256;
 // The smallest region, in bytes moved over all its channels, whose channel blocks are split
 // across threads by default: waking the workers costs microseconds, which a smaller region does
 // not win back.
-inline constexpr int64_t kMinSplitBytes = int64_t{256} << 10;
+inline constexpr int64_t kMinSplitBytes = int64_t{1} << 20;
 
 // Tier 0 interprets; tier 1 runs the stream compiled by the JIT; `auto` interprets a stream the
 // first time and compiles it when it repeats. A stream (or instruction) the JIT cannot compile

@@ -98,8 +98,8 @@ TEST_P(ThreadedBnStep, MatchesInterpreterBitForBit) {
       EXPECT_EQ(MachineDifference(interp, jit, l.end, 0), "") << threads << " threads, run " << run;
     }
   }
-  // The region really was split in every run (3 thread counts × 3 runs; after the Parameter RAM
-  // loads the whole step is one channel-major region).
+  // The region was handed to the pool in every run (3 thread counts × 3 runs; after the
+  // Parameter RAM loads the whole step is one channel-major region).
   EXPECT_GE(BlockThreads::Global().shared_jobs() - shared_before, 9u);
 }
 

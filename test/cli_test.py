@@ -834,8 +834,9 @@ def test_run_tiers_report_and_agree(tmp_path):
 
 
 def test_run_threads_write_the_same_bytes(tmp_path):
-    # --threads splits the compiled regions' channel blocks (the Stats2 tiles here move 512 KiB,
-    # over the 256 KiB below which a region stays on one thread); the bytes do not change.
+    # --threads is accepted up to 256 and the bytes do not change. (This stream's region moves
+    # 512 KiB, under the 1 MiB from which regions are split: dvejit train-step below, the
+    # differential tests and block_threads_test split theirs.)
     _, interp = run_bn_forward(tmp_path, "interp", "--tier", "interp")
     for threads in ["1", "2", "3", "256"]:
         p, out = run_bn_forward(tmp_path, "t" + threads, "--tier", "jit", "--threads", threads)

@@ -131,7 +131,7 @@ constexpr char kRunHelp[] =
     "                     interpret a stream the first time, compile it when it repeats)\n"
     "  --jit-cache DIR    keep compiled streams in DIR across runs (or DVEJIT_JIT_CACHE_DIR)\n"
     "  --threads T        compiled streams split each region's channel blocks across up to T\n"
-    "                     threads (1-256, default 1; regions under 256 KiB stay on one). The\n"
+    "                     threads (1-256, default 1; regions under 1 MiB stay on one). The\n"
     "                     results are the same for every T\n"
     "Exit 0 on success, 1 on an invalid program or runtime error (dumps are not written),\n"
     "2 on usage errors. A run report goes to stderr.\n";

@@ -1,5 +1,6 @@
 // libFuzzer target: the JIT tier against the reference interpreter on arbitrary streams. Byte 0
-// picks the generation (bits 0-1) and the profile (bit 2); the rest are up to 8 64-byte
+// picks the generation (bits 0-1) and the profile (bit 2), and with bit 3 the JIT splits every
+// region of several channel blocks across three threads; the rest are up to 8 64-byte
 // records. Two machines of that generation start with the same contents; each input runs on
 // one interpreted and on the other through the JIT tier (jit_diff_test's generator covers the
 // streams a compiler emits; this covers whatever validates). Any difference in the status, the
@@ -82,6 +83,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   interp.profile = jit.profile = input->profile;
   interp.tier = ExecutionTier::Interp;
   jit.tier = ExecutionTier::Jit;
+  if (data[0] & 8) {
+    jit.threads = 3;
+    jit.min_split_bytes = 0;
+  }
   const RunReport a = RunProgram(pair.interp, input->program, interp);
   const RunReport b = RunProgram(pair.jit, input->program, jit);
   std::string diff;
