@@ -106,14 +106,8 @@ class Emitter {
   absl::Status Emit(const std::string& symbol) {
     symbol_ = symbol;
     auto* type = FunctionType::get(Type::getVoidTy(ctx_), {ptr_, ptr_, ptr_, ptr_}, false);
-    fn_ = Function::Create(type, Function::ExternalLinkage, symbol, m_);
-    args_ = fn_->getArg(0);
-    state_ = fn_->getArg(1);
-    rt_ = fn_->getArg(2);
+    StartFunction(Function::Create(type, Function::ExternalLinkage, symbol, m_));
     ctxp_ = fn_->getArg(3);
-    entry_ = BasicBlock::Create(ctx_, "entry", fn_);
-    BasicBlock* body = BasicBlock::Create(ctx_, "body", fn_);
-    b_.SetInsertPoint(body);
     for (size_t ri = 0; ri < f_.regions.size(); ++ri) {
       const ir::Region& r = f_.regions[ri];
       if (r.channel_major) {
@@ -124,14 +118,28 @@ class Emitter {
       while (ri + 1 < f_.regions.size() && !f_.regions[ri + 1].channel_major) end = f_.regions[++ri].end;
       for (int i = r.begin; i < end;) i = GlobalStmts(i, end);
     }
-    b_.CreateRetVoid();
-    IRBuilder<> eb(entry_);
-    eb.CreateBr(body);
+    FinishFunction();
     if (no_transpose_plan_) return absl::InternalError(Cat("no transpose plan for width ", W_));
     return absl::OkStatus();
   }
 
  private:
+  // Makes `fn` (its first arguments: args, state, rt) the function being emitted, at the start of
+  // its body; FinishFunction returns from it and has its entry block, where Reg() and Var() put
+  // their allocas, branch to the body.
+  void StartFunction(Function* fn) {
+    fn_ = fn;
+    args_ = fn->getArg(0);
+    state_ = fn->getArg(1);
+    rt_ = fn->getArg(2);
+    entry_ = BasicBlock::Create(ctx_, "entry", fn);
+    b_.SetInsertPoint(BasicBlock::Create(ctx_, "body", fn));
+  }
+  void FinishFunction() {
+    b_.CreateRetVoid();
+    IRBuilder<>(entry_).CreateBr(&*std::next(fn_->begin()));
+  }
+
   // ---- vector shapes ----
   // Values are vectors of n_ lanes: a block's channels (L = one or two hardware vectors) in
   // channel-major statements, W consecutive elements of one row in row-wise loops.
@@ -782,16 +790,9 @@ class Emitter {
     Value *const caller_args = args_, *const caller_state = state_, *const caller_rt = rt_;
     std::unordered_map<Constant*, Value*> caller_regs;
     caller_regs.swap(regs_);  // Reg() values live in their function's entry block
-    fn_ = region;
-    args_ = region->getArg(0);
-    state_ = region->getArg(1);
-    rt_ = region->getArg(2);
-    entry_ = BasicBlock::Create(ctx_, "entry", region);
-    BasicBlock* body = BasicBlock::Create(ctx_, "body", region);
-    b_.SetInsertPoint(body);
+    StartFunction(region);
     Loop(region->getArg(3), region->getArg(4), block_body);
-    b_.CreateRetVoid();
-    IRBuilder<>(entry_).CreateBr(body);
+    FinishFunction();
     fn_ = caller;
     entry_ = caller_entry;
     args_ = caller_args;
