@@ -769,6 +769,22 @@ def test_bench_json_entries_and_counters(tmp_path):
         assert e["ns_per_instruction"] >= 1, e
 
 
+def test_bench_threads_in_the_context(tmp_path):
+    # --threads runs the jit tiers on that many threads (the names do not change); the JSON's
+    # context says how many (1 by default). 128 x 8192 fp32 TensorScalar moves 8 MiB: split.
+    for threads in ["1", "2"]:
+        out = tmp_path / f"bench{threads}.json"
+        args = [] if threads == "1" else ["--threads", threads]
+        p = dvejit("bench", *args, "--workload", "tensor_scalar", "--benchmark_filter=128x8192/fp32/jit_fused",
+                   "--benchmark_min_time=0.01", "--json", out, timeout=300)
+        assert p.returncode == 0, p.stderr
+        doc = json.loads(out.read_text())
+        assert doc["context"]["jit_threads"] == threads, doc["context"]
+        names = [b["name"] for b in doc["benchmarks"]]
+        assert names == ["tensor_scalar/128x8192/fp32/jit_fused"], names
+        assert "error_occurred" not in doc["benchmarks"][0]
+
+
 @pytest.mark.parametrize("args,message", [
     (["--workload", "bn_stat"], "unknown workload 'bn_stat' (one of bn_stats, bn_backward,"),
     (["--workload"], "--workload needs a value"),
