@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <system_error>
 #include <thread>
 
 #include "runtime/executor.h"
@@ -65,9 +66,21 @@ uint64_t BlockThreads::shared_jobs() {
 }
 
 void BlockThreads::Run(int threads, int64_t parts, void (*part)(void*, int64_t), void* arg) {
-  const int helpers = static_cast<int>(std::min<int64_t>(std::clamp(threads, 1, kMaxThreads), parts)) - 1;
+  int helpers = static_cast<int>(std::min<int64_t>(std::clamp(threads, 1, kMaxThreads), parts)) - 1;
   std::unique_lock<std::mutex> run(run_mu_, std::defer_lock);
-  if (helpers <= 0 || !run.try_lock()) {
+  if (helpers > 0 && run.try_lock()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    // A thread the system refuses (a limit on threads or memory) leaves the job to fewer.
+    try {
+      while (static_cast<int>(workers_.size()) < helpers) {
+        const int index = static_cast<int>(workers_.size());
+        workers_.emplace_back([this, index] { WorkerLoop(index); });
+      }
+    } catch (const std::system_error&) {
+    }
+    helpers = std::min(helpers, static_cast<int>(workers_.size()));
+  }
+  if (helpers <= 0 || !run.owns_lock()) {
     for (int64_t i = 0; i < parts; ++i) part(arg, i);
     return;
   }
@@ -78,10 +91,6 @@ void BlockThreads::Run(int threads, int64_t parts, void (*part)(void*, int64_t),
   job->parts = parts;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    while (static_cast<int>(workers_.size()) < helpers) {
-      const int index = static_cast<int>(workers_.size());
-      workers_.emplace_back([this, index] { WorkerLoop(index); });
-    }
     job_ = job;
     wanted_ = helpers;
     published_.store(++generation_, std::memory_order_release);
