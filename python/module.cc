@@ -236,6 +236,7 @@ py::dict ReportDict(const RunReport& r) {
   d["jit_compile_ms"] = r.jit_compile_ms;
   d["jit_object_cache_hit"] = r.jit_object_cache_hit;
   d["jit_compiled_instructions"] = r.jit_compiled_instructions;
+  d["jit_threads"] = r.jit_threads;
   if (!r.trace.empty()) {
     py::list trace;
     for (const TraceEntry& t : r.trace) {

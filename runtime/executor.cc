@@ -182,7 +182,8 @@ std::string RunReport::Summary() const {
     s += Cat(", ", jit_compiled_instructions, " compiled, ",
              jit_cache_hit ? "cache hit"
                            : Cat(jit_object_cache_hit ? "loaded from the object cache in " : "compiled in ",
-                                 static_cast<int64_t>(jit_compile_ms), " ms"));
+                                 static_cast<int64_t>(jit_compile_ms), " ms"),
+             jit_threads > 1 ? Cat(", ", jit_threads, " threads") : "");
   s += ")";
   if (!per_opcode.empty()) {
     s += ":";
@@ -313,6 +314,7 @@ bool RunCompiled(Machine& machine, std::span<const Instruction> program, uint64_
   report.jit_compile_ms = hit ? 0 : cs.compile_ms;
   report.jit_object_cache_hit = !hit && cs.from_object_cache;
   report.jit_compiled_instructions = cs.compiled_instructions;
+  report.jit_threads = rt.threads;
   for (const std::string& r : cs.fallback_reasons) report.tier_notes.push_back(Cat("interpreted ", r));
   return true;
 }

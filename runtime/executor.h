@@ -85,6 +85,7 @@ struct RunReport {
   double jit_compile_ms = 0;
   bool jit_object_cache_hit = false;  // compiled by loading its object from the disk cache
   int jit_compiled_instructions = 0;
+  int jit_threads = 1;  // the threads its regions could be split across (RunOptions::threads)
   std::string Summary() const;   // the short report `dvejit run` prints
   std::string TraceText() const; // one line per executed instruction
 };

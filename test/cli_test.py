@@ -857,6 +857,7 @@ def test_run_threads_write_the_same_bytes(tmp_path):
     for threads in ["1", "2", "3", "256"]:
         p, out = run_bn_forward(tmp_path, "t" + threads, "--tier", "jit", "--threads", threads)
         assert "(jit, 35 compiled" in p.stderr, p.stderr
+        assert (f", {threads} threads)" in p.stderr) == (threads != "1"), p.stderr
         assert out == interp, threads
 
 

@@ -133,7 +133,7 @@ def test_threads_give_the_same_bits(rng):
             report = m.run(prog, tier="jit")
         except dvejit.UnsupportedError:   # a build without the JIT
             pytest.skip("no JIT")
-        assert report["tier"] == "jit"
+        assert report["tier"] == "jit" and report["jit_threads"] == threads
         assert np.array_equal(m.sbuf(0, 128, 0x4000, "fp32", 2048), expect), threads
     m = dvejit.Machine()
     assert m.threads == 1
