@@ -2,8 +2,6 @@
 
 #include <unistd.h>
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <chrono>
 #include <system_error>
@@ -14,12 +12,17 @@
 namespace dvejit {
 namespace {
 using Clock = std::chrono::steady_clock;
-// Waking a sleeping thread costs the waker about 7 µs on these VMs (a futex wake that reaches
-// the other vCPU), and the sleeper as long again to start: so a worker spins this long for the
-// next job before it sleeps (a stream's regions, and the runs of a replay, come back to back),
-// and the caller this long for a worker's last part before it sleeps.
+// Waking a sleeping thread cost the waker 7-16 µs on these VMs (a futex wake that reaches the
+// other vCPU), and the sleeper ran about 40 µs later: so a worker spins this long for the next
+// job before it sleeps (a stream's regions, and the runs of a replay, come back to back), and
+// the caller this long for a worker's last part before it sleeps.
 constexpr auto kSpin = std::chrono::microseconds(50);
 constexpr auto kYieldEvery = std::chrono::microseconds(5);
+void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
 // Waits up to kSpin for `done()`; false if it is not yet.
 // A spinning thread yields its core every few microseconds, so that with more runnable threads
 // than cores it delays the others by that much, not by the whole spin.
@@ -34,7 +37,7 @@ bool SpinFor(Done done) {
       std::this_thread::yield();
       yielded = now;
     }
-    for (int i = 0; i < 16; ++i) _mm_pause();
+    for (int i = 0; i < 16; ++i) CpuRelax();
   }
   return true;
 }
