@@ -74,7 +74,7 @@ absl::StatusOr<Resolved> Resolve(Generation gen, const RunConfig& config) {
   r.options.strict_events = config.strict_events;
   r.options.trace = config.trace;
   r.options.table_set = config.table_set;
-  if (config.threads < 1 || config.threads > kMaxThreads)
+  if (!ThreadCountInRange(config.threads))
     return UsageError("threads", Cat(config.threads), Cat("1 to ", kMaxThreads));
   r.options.threads = config.threads;
   auto roster = ucode::ResolveRoster(ucode::UcodeGenOf(gen), config.table_set);

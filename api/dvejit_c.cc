@@ -331,7 +331,7 @@ dvejit_status dvejit_run(dvejit_machine* m, const dvejit_program* p, dvejit_prof
 
 dvejit_status dvejit_machine_set_threads(dvejit_machine* m, int threads) {
   return Guard(m, [&]() -> absl::Status {
-    if (threads < 1 || threads > dvejit::kMaxThreads)
+    if (!dvejit::ThreadCountInRange(threads))
       return dvejit::ToStatus(dvejit::MakeViolation(dvejit::ErrorKind::Usage, "", "threads", std::to_string(threads),
                                                     "1 to " + std::to_string(dvejit::kMaxThreads)),
                               dvejit::Location{});

@@ -205,7 +205,7 @@ struct PyMachine {
 
   Generation gen() const { return machine->gen(); }
   void SetThreads(int threads) {
-    if (threads < 1 || threads > kMaxThreads) Usage("threads", Cat(threads), Cat("1 to ", kMaxThreads));
+    if (!ThreadCountInRange(threads)) Usage("threads", Cat(threads), Cat("1 to ", kMaxThreads));
     options.threads = threads;
   }
 };
@@ -655,6 +655,7 @@ void InitModule(py::module_& m) {
     return out;
   }, "(asm name, code, is_bitvec) of every ALU op.");
   m.attr("tiers") = py::make_tuple("interp", "jit", "auto");
+  m.attr("max_threads") = kMaxThreads;  // Machine.threads and ops.set_threads take 1 to this
   m.attr("PARTITIONS") = kPartitions;
 }
 

@@ -20,8 +20,10 @@
 
 namespace dvejit {
 
-// The most threads a run may ask for (RunOptions::threads).
+// The most threads a run may ask for (RunOptions::threads); every front end checks a count with
+// ThreadCountInRange.
 inline constexpr int kMaxThreads = 256;
+inline constexpr bool ThreadCountInRange(int threads) { return threads >= 1 && threads <= kMaxThreads; }
 // The smallest region, in bytes moved over all its channels, whose channel blocks are split
 // across threads by default: waking the workers costs microseconds, which a smaller region does
 // not win back.

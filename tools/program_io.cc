@@ -37,7 +37,7 @@ std::optional<int> ParseThreadCount(const std::optional<std::string>& text) {
     if (c < '0' || c > '9') return std::nullopt;
     n = 10 * n + (c - '0');
   }
-  if (n < 1 || n > kMaxThreads) return std::nullopt;
+  if (!ThreadCountInRange(n)) return std::nullopt;
   return n;
 }
 

@@ -118,8 +118,8 @@ def set_tier(tier):
 def set_threads(threads):
     """Threads (1-256, default 1) the JIT tier splits each op's compiled channel blocks across
     (ops that move under 1 MiB stay on one thread); the results do not change."""
-    if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 256:
-        raise usage_error(f"threads = {threads!r}, expected a whole number from 1 to 256")
+    if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= _C.max_threads:
+        raise usage_error(f"threads = {threads!r}, expected a whole number from 1 to {_C.max_threads}")
     _config["threads"] = threads
 
 
