@@ -16,16 +16,17 @@ class Module;
 
 namespace dvejit::jit {
 
-// Runtime services compiled code calls through a table passed as an argument (no symbol
-// resolution needed): the interpreter, for statements the JIT does not compile, and the scalar
-// routines every tier shares (POW is one runtime routine by definition; MOD is fmodf). The
-// Newton paths (nrecip, ndiv, nrsqrt) are emitted inline, checked bit for bit against
-// kernels/numerics.h.
 struct RtTable;
 // A channel-major region of several channel blocks, compiled as a function of a range of them:
 // runs blocks [block_begin, block_end). Blocks are independent (see EmitStream).
 using RegionFn = void (*)(const uint64_t* args, MachineState* m, const RtTable* rt, int64_t block_begin,
                           int64_t block_end);
+
+// Runtime services compiled code calls through a table passed as an argument (no symbol
+// resolution needed): the interpreter, for statements the JIT does not compile, and the scalar
+// routines every tier shares (POW is one runtime routine by definition; MOD is fmodf). The
+// Newton paths (nrecip, ndiv, nrsqrt) are emitted inline, checked bit for bit against
+// kernels/numerics.h.
 struct RtTable {
   void (*interp)(void* ctx, int32_t instruction);
   float (*pow)(float a, float b);
@@ -59,7 +60,6 @@ struct CodegenTarget {
 // becomes an internal function over a range of blocks (RegionFn), which the stream runs through
 // RtTable::run_blocks: within a region every byte written is touched by one channel only
 // (ir::ChannelIndependence), so its blocks may run in any order or at once.
-
 absl::Status EmitStream(const ir::Function& f, llvm::Module& module, const std::string& symbol,
                         const CodegenTarget& target);
 

@@ -136,10 +136,8 @@ void BlockThreads::WorkerLoop(int index) {
 
 void RunBlocksThreaded(const jit::RtTable* rt, jit::RegionFn region, const uint64_t* args, MachineState* m,
                        int64_t blocks, int64_t bytes) {
-  if (rt->threads < 2 || blocks < 2 || bytes < rt->min_split_bytes) {
-    region(args, m, rt, 0, blocks);
-    return;
-  }
+  if (rt->threads < 2 || blocks < 2 || bytes < rt->min_split_bytes)
+    return jit::RunBlocksInline(rt, region, args, m, blocks, bytes);
   struct Job {
     jit::RegionFn region;
     const uint64_t* args;
