@@ -168,6 +168,13 @@ std::vector<Instruction> BnBackward(const BnLayout& l, Generation gen, float eps
   return out;
 }
 
+std::vector<Instruction> BnTrainingStep(const BnLayout& l, Generation gen, float eps) {
+  std::vector<Instruction> program = ReciprocalTable();
+  for (const auto& part : {BnForward(l, gen), BnBackward(l, gen, eps)})
+    program.insert(program.end(), part.begin(), part.end());
+  return program;
+}
+
 template <int D>
 TensorPattern<D> Row(uint32_t offset, uint16_t count, Generation gen) {
   TensorPattern<D> t{};

@@ -41,6 +41,8 @@ std::vector<Instruction> BnForward(const BnLayout& l, Generation gen);
 // Backward chain: vf = rsqrt(var + eps), GradAccum2 per tile, TensorTensor adds of the tile
 // sums, A = γ·vf/N, ParamLoad2, BackProp per tile.
 std::vector<Instruction> BnBackward(const BnLayout& l, Generation gen, float eps);
+// A whole training step: ReciprocalTable, BnForward, then BnBackward.
+std::vector<Instruction> BnTrainingStep(const BnLayout& l, Generation gen, float eps);
 
 // One op over `channels` × `elements` in tiles (Stats2: 512, others: up to 4096 elements per
 // instruction): op is Stats2, GradAccum2, BackProp, TensorScalar (x·1.5 − 0.25), TensorTensor

@@ -78,9 +78,7 @@ TEST_P(ThreadedBnStep, MatchesInterpreterBitForBit) {
   const Dtype dtype = GetParam();
   const Generation gen = Generation::Cayman;
   const workloads::BnLayout l = workloads::MakeBnLayout(128, 2048, dtype);
-  std::vector<Instruction> program = workloads::ReciprocalTable();
-  for (const auto& part : {workloads::BnForward(l, gen), workloads::BnBackward(l, gen, 1e-5f)})
-    program.insert(program.end(), part.begin(), part.end());
+  const std::vector<Instruction> program = workloads::BnTrainingStep(l, gen, 1e-5f);
   const uint64_t shared_before = BlockThreads::Global().shared_jobs();
   Machine interp(gen);
   workloads::LoadBnInputs(interp, l, 13);

@@ -20,9 +20,7 @@ TEST_P(BnEndToEnd, ForwardAndBackwardMatchFloat64) {
   Machine machine(gen);
   const workloads::BnInputs in = workloads::LoadBnInputs(machine, l, 7);
   const float eps = 1e-5f;
-  std::vector<Instruction> program = workloads::ReciprocalTable();
-  for (const auto& part : {workloads::BnForward(l, gen), workloads::BnBackward(l, gen, eps)})
-    program.insert(program.end(), part.begin(), part.end());
+  const std::vector<Instruction> program = workloads::BnTrainingStep(l, gen, eps);
   const RunReport report = RunProgram(machine, program, RunOptions{});
   ASSERT_TRUE(report.status.ok()) << report.status;
   EXPECT_EQ(report.executed, static_cast<int64_t>(program.size()));
@@ -41,9 +39,7 @@ TEST_P(BnEndToEnd, ReplayIsBitIdentical) {
   const Dtype dtype = GetParam();
   const Generation gen = Generation::Cayman;
   const workloads::BnLayout l = workloads::MakeBnLayout(128, 1024, dtype);
-  std::vector<Instruction> program = workloads::ReciprocalTable();
-  for (const auto& part : {workloads::BnForward(l, gen), workloads::BnBackward(l, gen, 1e-5f)})
-    program.insert(program.end(), part.begin(), part.end());
+  const std::vector<Instruction> program = workloads::BnTrainingStep(l, gen, 1e-5f);
   std::vector<uint8_t> first, second;
   for (std::vector<uint8_t>* out : {&first, &second}) {
     Machine machine(gen);
