@@ -69,35 +69,36 @@ uint64_t BlockThreads::shared_jobs() {
 }
 
 void BlockThreads::Run(int threads, int64_t parts, void (*part)(void*, int64_t), void* arg) {
-  int helpers = static_cast<int>(std::min<int64_t>(std::clamp(threads, 1, kMaxThreads), parts)) - 1;
+  const int helpers_asked = static_cast<int>(std::min<int64_t>(std::clamp(threads, 1, kMaxThreads), parts)) - 1;
   std::unique_lock<std::mutex> run(run_mu_, std::defer_lock);
-  if (helpers > 0 && run.try_lock()) {
+  std::shared_ptr<Job> job;
+  bool wake = false;
+  if (helpers_asked > 0 && run.try_lock()) {
+    auto made = std::make_shared<Job>();
+    made->part = part;
+    made->arg = arg;
+    made->parts = parts;
     std::lock_guard<std::mutex> lock(mu_);
     // A thread the system refuses (a limit on threads or memory) leaves the job to fewer.
     try {
-      while (static_cast<int>(workers_.size()) < helpers) {
+      while (static_cast<int>(workers_.size()) < helpers_asked) {
         const int index = static_cast<int>(workers_.size());
         workers_.emplace_back([this, index] { WorkerLoop(index); });
       }
     } catch (const std::system_error&) {
     }
-    helpers = std::min(helpers, static_cast<int>(workers_.size()));
+    const int helpers = std::min(helpers_asked, static_cast<int>(workers_.size()));
+    if (helpers > 0) {
+      job = std::move(made);
+      job_ = job;
+      wanted_ = helpers;
+      published_.store(++generation_, std::memory_order_release);
+      wake = sleeping_ > 0;
+    }
   }
-  if (helpers <= 0 || !run.owns_lock()) {
+  if (job == nullptr) {  // one part, no worker, or another job holds the pool: on this thread
     for (int64_t i = 0; i < parts; ++i) part(arg, i);
     return;
-  }
-  auto job = std::make_shared<Job>();
-  bool wake = false;
-  job->part = part;
-  job->arg = arg;
-  job->parts = parts;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    job_ = job;
-    wanted_ = helpers;
-    published_.store(++generation_, std::memory_order_release);
-    wake = sleeping_ > 0;
   }
   if (wake) wake_.notify_all();
   Work(*job);
