@@ -1205,7 +1205,12 @@ class Emitter {
       Value* has_next = b_.CreateICmpULT(chunk, b_.getInt64(chunks - 1));
       Loop(b_.getInt64(iterations), [&](Value* it) {
         for (int u = 0; u < units; ++u) {
-          Value* now = b_.CreateAnd(has_next, b_.CreateICmpEQ(it, b_.getInt64(u * iterations / units)));
+          // The iteration test first: the backend splits the `and` into two branches in this
+          // order, so has_next is tested only on the unit's iteration. Tested first, it was a
+          // not-taken branch per unit and iteration, which can take port 0 from the vector work
+          // (Xeon host, alternating runs: fp32 statistics at 128 × 512 6.0-6.6 → 5.9-6.4 µs,
+          // bf16 at 128 × 8192 78-85 → 78-82).
+          Value* now = b_.CreateAnd(b_.CreateICmpEQ(it, b_.getInt64(u * iterations / units)), has_next);
           If(now, [&] { stage(k_next, next_half, u); });
         }
         body(k0, half, it);
