@@ -1242,9 +1242,9 @@ class Emitter {
   // prefetched as StagedChunks is. Building the same registers in the step loop from the rows
   // instead (merge-masked 16-byte loads and a dword unpack; no buffer, no cross-block shuffle)
   // was slower on the Zen 5 host: bf16 statistics at 128 × 8192 45-48 → 62-94 µs. So was
-  // widening by word-masked stores into a zeroed buffer, which takes no vector port but doubles
-  // the stores and splits half of them across lines (Xeon host, StagedChunks' layout: 13-16 %
-  // slower; docs/benchmarks.md, thirty-ninth session).
+  // widening by word-masked stores into a zeroed buffer, which should take no vector port but
+  // doubles the stores and splits half of them across lines (Xeon host, StagedChunks' layout:
+  // 13-16 % slower; docs/benchmarks.md, thirty-ninth session).
   // Returns how many elements it covered (0, emitting nothing, unless the tensor is a contiguous
   // row of at least one chunk).
   template <typename Step>
