@@ -1211,11 +1211,12 @@ class Emitter {
           // order, so has_next is tested only on the unit's iteration. Tested first, it was a
           // not-taken branch per unit and iteration, which can take port 0 from the vector work
           // (Xeon host, alternating runs: fp32 statistics at 128 × 512 6.0-6.6 → 5.9-6.4 µs,
-          // bf16 at 128 × 8192 78-85 → 78-82). Peeling the last chunk instead, so that no
-          // has_next test is left, gained nothing fused and made the unfused bf16 statistics
-          // 6-8 % slower; one staging body with the group a variable (no tests at all) 0-3 %
-          // faster fused, 15-25 % slower unfused (Xeon host, docs/benchmarks.md, thirty-fourth
-          // session).
+          // bf16 at 128 × 8192 78-85 → 78-82; on the Zen 5 host seven rounds leaned the same
+          // way, 3-6 % at 8192 and 16384, within that VM's noise, fortieth session). Peeling the
+          // last chunk instead, so that no has_next test is left, gained nothing fused and made
+          // the unfused bf16 statistics 6-8 % slower; one staging body with the group a variable
+          // (no tests at all) 0-3 % faster fused, 15-25 % slower unfused (Xeon host,
+          // docs/benchmarks.md, thirty-fourth session).
           Value* now = b_.CreateAnd(b_.CreateICmpEQ(it, b_.getInt64(u * iterations / units)), has_next);
           If(now, [&] { stage(k_next, next_half, u); });
         }
