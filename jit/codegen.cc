@@ -728,6 +728,33 @@ class Emitter {
         if (next_repeat < r.repeats.size() && r.repeats[next_repeat].begin == i) {
           // One loop over the copies; copy `copy` reads its arguments arg_stride · copy further on.
           const ir::Repeat& rp = r.repeats[next_repeat++];
+          // A repeat of gradient sums over 2-byte rows: two copies at a time, stepped together.
+          if (const int sums = PairedGradSums(rp, L, max_n); sums >= 0) {
+            const Stmt& t = f_.stmts[sums];
+            repeat_copies_ = rp.count;
+            Loop(b_.getInt64(rp.count / 2), [&](Value* pair) {
+              std::vector<GradCopy> pair_copies;
+              for (int j = 0; j < 2; ++j) {  // each copy's values (μ, vf) first, at its own slots
+                Value* copy = b_.CreateAdd(b_.CreateMul(pair, b_.getInt64(2)), b_.getInt64(j));
+                arg_shift_ = b_.CreateMul(copy, b_.getInt64(rp.arg_stride));
+                for (int k = rp.begin; k < sums;) k = statement(k);
+                pair_copies.push_back({arg_shift_, Val(t.operands[0]), Val(t.operands[1])});
+              }
+              mask_ = b_.CreateICmpULT(lanes_, ConstantInt::get(vi64_, t.channels));
+              channels_ = t.channels;
+              full_blocks_ = t.channels % L == 0;
+              GradSums(t, pair_copies);
+              arg_shift_ = nullptr;
+            });
+            if (rp.count % 2 != 0) {  // the last copy alone
+              arg_shift_ = b_.getInt64((rp.count - 1) * rp.arg_stride);
+              for (int k = rp.begin; k < rp.begin + rp.period;) k = statement(k);
+              arg_shift_ = nullptr;
+            }
+            repeat_copies_ = 1;
+            i = rp.end();
+            continue;
+          }
           auto copies = [&] {
             repeat_copies_ = rp.count;
             Loop(b_.getInt64(rp.count), [&](Value* copy) {
@@ -856,7 +883,7 @@ class Emitter {
         return nullptr;
       case Op::Stats: Stats(s); return nullptr;
       case Op::Aggregate: Aggregate(s); return nullptr;
-      case Op::GradSums: GradSums(s); return nullptr;
+      case Op::GradSums: GradSums(s, {{arg_shift_, Val(s.operands[0]), Val(s.operands[1])}}); return nullptr;
       case Op::Max8: Max8(s); return nullptr;
       case Op::Find8: Find8(s); return nullptr;
       case Op::ImmLoad: ImmLoad(s); return nullptr;
@@ -1120,6 +1147,12 @@ class Emitter {
     });
     return count - count % per_chunk;
   }
+  // A tensor of a staged loop, read at the argument slots of a repeat copy (arg_shift; nullptr
+  // outside a repeat): the gradient sums step two copies of a repeat together (GradSums).
+  struct StagedTensor {
+    const ir::TensorRef* t;
+    Value* arg_shift;
+  };
   // The loop of a per-channel recurrence that steps every lane of the block at once, over
   // `count` elements of contiguous tensors: per chunk of W · packing elements, each part's rows
   // are transposed into a stack buffer of (packed) columns, and a loop over the chunk's element
@@ -1127,17 +1160,21 @@ class Emitter {
   // tensor i, n_ lanes). Why stage: a Welford step is a 6-7 cycle dependency chain per
   // element, so the block's parts must step together to fill the pipes; transposing all parts
   // first in registers spills heavily, and the buffer keeps the step loop at a few registers.
-  // The next chunk's parts are staged from inside the pair loop, one part every pairs / parts
-  // iterations (DoubleBufferedChunks). (Measured on the BN statistics at 128 × 8192: staging at
-  // all, bf16 from 2.9-3.3 to 2.5-2.7 times the roof, fp32 from about 1.9 to 1.6-1.8. The
-  // gradient sums, whose chain is a 4-cycle FMA, ran slower staged: they keep
-  // TransposedChunks.) Staging a chunk prefetches the rows kStagePrefetchChunks further on.
+  // The next chunk is staged from inside the pair loop, one part of one tensor every
+  // pairs / (parts · tensors) iterations (DoubleBufferedChunks). (Measured on the BN statistics
+  // at 128 × 8192: staging at all, bf16 from 2.9-3.3 to 2.5-2.7 times the roof, fp32 from about
+  // 1.9 to 1.6-1.8. One copy of the gradient sums, one 4-cycle FMA chain, ran slower staged: it
+  // keeps TransposedChunks; two copies stepped together ran faster, PairedGradSums.) Staging a
+  // chunk prefetches the rows kStagePrefetchChunks further on.
   // Returns how many elements it covered (see TransposedChunks).
   template <typename Step>
-  int64_t StagedChunks(const std::vector<const ir::TensorRef*>& ts, int64_t count, Step step) {
-    for (const ir::TensorRef* t : ts)
+  int64_t StagedChunks(const std::vector<StagedTensor>& ts, int64_t count, Step step) {
+    std::vector<const ir::TensorRef*> rows;  // each tensor once, whichever copies read it
+    for (const StagedTensor& st : ts)
+      if (std::find(rows.begin(), rows.end(), st.t) == rows.end()) rows.push_back(st.t);
+    for (const ir::TensorRef* t : rows)
       if (!ContiguousRow(*t)) return 0;
-    const int packing = CommonPacking(ts), per_chunk = W_ * packing, parts = n_ / W_;
+    const int packing = CommonPacking(rows), per_chunk = W_ * packing, parts = n_ / W_;
     if (count < per_chunk) return 0;
     const int64_t chunks = count / per_chunk;
     auto* column_type = FixedVectorType::get(i32_, W_);
@@ -1158,18 +1195,22 @@ class Emitter {
                           b_.CreateAdd(b_.CreateMul(half, b_.getInt64(half_columns)),
                                        b_.CreateAdd(b_.CreateMul(column, b_.getInt64(parts)), b_.getInt64(part))));
     };
-    const bool prefetch = StreamsBeyondCaches(ts, count);
-    auto stage = [&](Value* k0, Value* half, int part) {
+    const bool prefetch = StreamsBeyondCaches(rows, count);
+    auto stage = [&](Value* k0, Value* half, int unit) {  // one part of one tensor
       WidthScope w(this, W_);
-      for (size_t i = 0; i < ts.size(); ++i) {
-        if (prefetch)
-          for (int l = part * W_; l < (part + 1) * W_; ++l) PrefetchRow(*ts[i], l, k0, per_chunk);
-        const std::vector<Value*> packed = TransposedRows(*ts[i], k0, part, packing);
-        for (int v = 0; v < W_; ++v)
-          b_.CreateAlignedStore(b_.CreateBitCast(packed[v], column_type), slot(half, i, b_.getInt64(v), part), Align(64));
-      }
+      const int part = unit / static_cast<int>(ts.size());
+      const size_t i = static_cast<size_t>(unit) % ts.size();
+      Value* const outer_shift = arg_shift_;
+      arg_shift_ = ts[i].arg_shift;
+      if (prefetch)
+        for (int l = part * W_; l < (part + 1) * W_; ++l) PrefetchRow(*ts[i].t, l, k0, per_chunk);
+      const std::vector<Value*> packed = TransposedRows(*ts[i].t, k0, part, packing);
+      for (int v = 0; v < W_; ++v)
+        b_.CreateAlignedStore(b_.CreateBitCast(packed[v], column_type), slot(half, i, b_.getInt64(v), part), Align(64));
+      arg_shift_ = outer_shift;
     };
-    DoubleBufferedChunks(chunks, per_chunk, per_chunk / 2, parts, stage, [&](Value* k0, Value* half, Value* pair) {
+    const int units = parts * static_cast<int>(ts.size());
+    DoubleBufferedChunks(chunks, per_chunk, per_chunk / 2, units, stage, [&](Value* k0, Value* half, Value* pair) {
       for (int s = 0; s < 2; ++s) {
         Value* e = b_.CreateAdd(b_.CreateMul(pair, b_.getInt64(2)), b_.getInt64(s));  // element k0 + e
         Value* v = b_.CreateUDiv(e, b_.getInt64(packing));
@@ -1179,7 +1220,7 @@ class Emitter {
           std::vector<Value*> pieces;
           for (int part = 0; part < parts; ++part) {
             WidthScope w(this, W_);
-            pieces.push_back(StagedField(ts[i]->dtype, slot(half, i, v, part), packing, s, field));
+            pieces.push_back(StagedField(ts[i].t->dtype, slot(half, i, v, part), packing, s, field));
           }
           xs.push_back(Concat(pieces));
         }
@@ -1504,7 +1545,7 @@ class Emitter {
         }
     }
     if (done == 0)
-      done = StagedChunks({&src}, count, [&](Value* k, int parity, const std::vector<Value*>& xs) {
+      done = StagedChunks({{&src, arg_shift_}}, count, [&](Value* k, int parity, const std::vector<Value*>& xs) {
         const int t = split ? parity : 0;
         store(t, WelfordStep(load(t), xs[0], nth(k)));
       });
@@ -1614,43 +1655,105 @@ class Emitter {
     Value* var = b_.CreateSelect(b_.CreateFCmpOEQ(m.n, F(0.0f)), F(0.0f), NDiv(m.m2, m.n));
     StoreLaneValues(dst, {m.mean, var});
   }
-  void GradSums(const Stmt& s) {
+  // A copy of a repeated GradSums statement: its argument shift (nullptr outside a repeat) and
+  // its operands μ and vf.
+  struct GradCopy {
+    Value *arg_shift, *mu, *vf;
+  };
+  // The repeat's GradSums statement if the repeat steps two copies at a time (GradSums with
+  // copies): its period is per-channel values and then that statement, over contiguous 2-byte
+  // rows of whole chunks, in one-vector blocks of 16 lanes whose every channel runs it; else −1.
+  // Why: the sums are one 4-cycle fma chain per element and block, more than the rest of the
+  // loop needs, and two tiles of the same channels are independent chains. (Other ways to more
+  // chains cost more than they gained: 32-channel blocks make BackProp's second sweep stream 32
+  // rows from beyond the L2, and two copies transposed in registers spilled.) BN backward chain,
+  // bf16, Zen 5 host, three sets of 12 alternating rounds, medians: 128 × 8192 163 → 155,
+  // 163 → 157 and 174 → 157 µs; 128 × 16384, whose block rows leave the L2 anyway, 349 → 351,
+  // 351 → 364 and 358 → 368 (minima within 2 %: the VM's noise). fp32 rows, staged, ran slower
+  // (241 → 272 µs at 8192): a 4-byte column costs twice the shuffles.
+  int PairedGradSums(const ir::Repeat& rp, int L, int max_n) const {
+    if (rp.count < 2 || L != W_ || W_ != 16) return -1;
+    int sums = -1;
+    for (int k = rp.begin; k < rp.begin + rp.period; ++k) {
+      const Stmt& t = f_.stmts[k];
+      if (t.dead) continue;
+      if (sums >= 0 || (t.op != Op::GradSums && !ProducesValue(t.op))) return -1;
+      if (t.op == Op::GradSums) sums = k;
+    }
+    if (sums < 0) return -1;
+    const Stmt& t = f_.stmts[sums];
+    const ir::TensorRef &x = t.tensors[0], &dy = t.tensors[1];
+    const int64_t count = x.pattern.Count(), per_chunk = 2 * W_;
+    const bool rows = ContiguousRow(x) && ContiguousRow(dy) && DtypeSize(x.dtype) == 2 && DtypeSize(dy.dtype) == 2;
+    return rows && t.channels >= max_n && count >= per_chunk && count % per_chunk == 0 ? sums : -1;
+  }
+  // One element of the gradient sums (Σdy, Σ(x−μ)·dy·vf, Σ(x−μ)·dy·vf²), semantics.md §5.4.
+  std::array<Value*, 3> GradStep(std::array<Value*, 3> sums, Value* x, Value* dy, Value* mu, Value* vf, Value* vf2) {
+    Value* d = b_.CreateFSub(x, mu);
+    Value* p = b_.CreateFMul(d, dy);
+    return {b_.CreateFAdd(sums[0], dy), Fma(p, vf, sums[1]), Fma(p, vf2, sums[2])};
+  }
+  // GradSums for one statement, or for copies of it in a repeat (PairedGradSums), stepped
+  // together from StagedChunks; each copy's element order is kept.
+  void GradSums(const Stmt& s, const std::vector<GradCopy>& copies) {
     const ir::TensorRef& x = s.tensors[0];
     const ir::TensorRef& dy = s.tensors[1];
     const ir::TensorRef& dst = s.tensors[2];
     Type* lane_vf = vf_;
-    Value* mu = Val(s.operands[0]);
-    Value* vf = Val(s.operands[1]);
-    Value* vf2 = b_.CreateFMul(vf, vf);
-    Value* slots[3] = {Var(vf_, F(0.0f)), Var(vf_, F(0.0f)), Var(vf_, F(0.0f))};
-    // One element of the sums (Σdy, Σ(x−μ)·dy·vf, Σ(x−μ)·dy·vf²), on whole blocks or one part.
-    auto step = [&](std::array<Value*, 3> sums, Value* xv, Value* dyv, Value* mu_, Value* vf_1, Value* vf_2) {
-      Value* d = b_.CreateFSub(xv, mu_);
-      Value* p = b_.CreateFMul(d, dyv);
-      return std::array<Value*, 3>{b_.CreateFAdd(sums[0], dyv), Fma(p, vf_1, sums[1]), Fma(p, vf_2, sums[2])};
+    Value* const outer_shift = arg_shift_;
+    struct Sums {
+      Value* slots[3];
+      Value *mu, *vf, *vf2;
     };
-    auto load = [&] { return std::array<Value*, 3>{Get(slots[0], lane_vf), Get(slots[1], lane_vf), Get(slots[2], lane_vf)}; };
-    auto store = [&](std::array<Value*, 3> v) {
-      for (int i = 0; i < 3; ++i) b_.CreateStore(v[i], slots[i]);
+    std::vector<Sums> sums;
+    for (const GradCopy& c : copies) {
+      Value* vf2 = b_.CreateFMul(c.vf, c.vf);
+      sums.push_back({{Var(vf_, F(0.0f)), Var(vf_, F(0.0f)), Var(vf_, F(0.0f))}, c.mu, c.vf, vf2});
+    }
+    auto load = [&](const Sums& c) {
+      return std::array<Value*, 3>{Get(c.slots[0], lane_vf), Get(c.slots[1], lane_vf), Get(c.slots[2], lane_vf)};
+    };
+    auto store = [&](const Sums& c, std::array<Value*, 3> v) {
+      for (int i = 0; i < 3; ++i) b_.CreateStore(v[i], c.slots[i]);
     };
     const int64_t count = x.pattern.Count();
-    const int64_t done =
-        TransposedChunks({&x, &dy}, count, [&](Value*, int part, const std::vector<std::vector<Value*>>& cols) {
-          const std::array<Value*, 3> all = load();
-          std::array<Value*, 3> sums = {Part(all[0], part), Part(all[1], part), Part(all[2], part)};
-          Value *mu_p = Part(mu, part), *vf_p = Part(vf, part), *vf2_p = Part(vf2, part);
-          for (size_t j = 0; j < cols[0].size(); ++j) sums = step(sums, cols[0][j], cols[1][j], mu_p, vf_p, vf2_p);
-          store({WithPart(all[0], part, sums[0]), WithPart(all[1], part, sums[1]), WithPart(all[2], part, sums[2])});
-        });
-    if (done < count) {
-      auto ox = OffsetFn(x), ody = OffsetFn(dy);
-      Loop(b_.getInt64(count - done), [&](Value* j) {
-        Value* k = b_.CreateAdd(j, b_.getInt64(done));
-        store(step(load(), LoadElem(x, ox(k)), LoadElem(dy, ody(k)), mu, vf, vf2));
+    int64_t done;
+    if (copies.size() == 1) {
+      const Sums& c = sums[0];
+      done = TransposedChunks({&x, &dy}, count, [&](Value*, int part, const std::vector<std::vector<Value*>>& cols) {
+        const std::array<Value*, 3> all = load(c);
+        std::array<Value*, 3> part_sums = {Part(all[0], part), Part(all[1], part), Part(all[2], part)};
+        Value *mu_p = Part(c.mu, part), *vf_p = Part(c.vf, part), *vf2_p = Part(c.vf2, part);
+        for (size_t j = 0; j < cols[0].size(); ++j)
+          part_sums = GradStep(part_sums, cols[0][j], cols[1][j], mu_p, vf_p, vf2_p);
+        store(c, {WithPart(all[0], part, part_sums[0]), WithPart(all[1], part, part_sums[1]),
+                  WithPart(all[2], part, part_sums[2])});
+      });
+    } else {
+      std::vector<StagedTensor> ts;
+      for (const GradCopy& c : copies) {
+        ts.push_back({&x, c.arg_shift});
+        ts.push_back({&dy, c.arg_shift});
+      }
+      done = StagedChunks(ts, count, [&](Value*, int, const std::vector<Value*>& xs) {
+        for (size_t i = 0; i < sums.size(); ++i)
+          store(sums[i], GradStep(load(sums[i]), xs[2 * i], xs[2 * i + 1], sums[i].mu, sums[i].vf, sums[i].vf2));
       });
     }
-    const std::array<Value*, 3> sums = load();
-    StoreLaneValues(dst, {sums[0], sums[1], sums[2]});
+    for (size_t i = 0; i < copies.size(); ++i) {
+      arg_shift_ = copies[i].arg_shift;
+      if (done < count) {  // the rest, element by element (gathers)
+        auto ox = OffsetFn(x), ody = OffsetFn(dy);
+        Loop(b_.getInt64(count - done), [&](Value* j) {
+          Value* k = b_.CreateAdd(j, b_.getInt64(done));
+          store(sums[i], GradStep(load(sums[i]), LoadElem(x, ox(k)), LoadElem(dy, ody(k)), sums[i].mu,
+                                  sums[i].vf, sums[i].vf2));
+        });
+      }
+      const std::array<Value*, 3> v = load(sums[i]);
+      StoreLaneValues(dst, {v[0], v[1], v[2]});
+    }
+    arg_shift_ = outer_shift;
   }
   // Stores indices[k] (32-bit lanes) to element k of every active lane, as FindIndex8 and
   // DveReadIndices write them: UINT16 clamps to 0xFFFF (so "not found", 0xFFFFFFFF, becomes the

@@ -275,6 +275,57 @@ BatchNormBackProp in_dtypes=fp32,fp32 out_dtype=fp32 op=bypass n=128 src0=sbuf[0
   }
 }
 
+// The BN backward chain alone over 1-5 GradAccum2 tiles (rerolled into a repeat), bit-identical.
+// With 2-byte x and dy and tiles of whole 32-element chunks, the code generator steps the sums of
+// two tiles together (PairedGradSums; 16 lanes only), the last of an odd count alone, in partial
+// blocks too (17, 33, 100 channels); other tile lengths, fp32 and mixed sources keep one tile at
+// a time. On 1 and 3 threads.
+TEST(JitDifferential, GradientSumsOfTilesStepTogether) {
+  const Fixture fx(17);
+  struct Sources {
+    const char* dtypes;  // GradAccumulate2's and BackProp's in_dtypes
+    int x_size, dy_size;
+    std::vector<int> tiles, tile_lengths, channels;
+  };
+  const Sources kSources[] = {{"bf16,bf16", 2, 2, {1, 2, 3, 5}, {256, 240, 253}, {128, 16, 100, 17, 33}},
+                              {"fp16,fp16", 2, 2, {2, 3}, {256, 253}, {128, 17}},
+                              {"fp32,fp32", 4, 4, {2, 3}, {256}, {128, 17}},
+                              {"bf16,fp32", 2, 4, {2, 3}, {256}, {128, 17}}};
+  for (const Sources& src : kSources)
+    for (int tiles : src.tiles)
+      for (int tile : src.tile_lengths)
+        for (int n : src.channels) {
+          // x at 0, dy at 0x1400, dx at 0x2800, the tiles' sums at 0x3C00, μ, vf and A at 0x3D00.
+          std::string text;
+          const std::string chan = absl::StrCat(" n=", n);
+          for (int k = 0; k < tiles; ++k)
+            absl::StrAppend(&text, "BatchNormGradAccumulate2 imm0=sbuf[0]+0x3D00 imm1=sbuf[0]+0x3D04 src0=sbuf[0]+",
+                            k * tile * src.x_size, "[", tile, ":1] src1=sbuf[0]+", 0x1400 + k * tile * src.dy_size, "[",
+                            tile, ":1] dst=sbuf[0]+", 0x3C00 + 12 * k, "[3:1] in_dtypes=", src.dtypes,
+                            " imm_out_dtypes=fp32,fp32", chan, "\n");
+          for (int k = 1; k < tiles; ++k)
+            absl::StrAppend(&text, "TensorTensorArith in_dtypes=fp32,fp32 out_dtype=fp32 op=add", chan,
+                            " src0=sbuf[0]+0x3C00[3:1] src1=sbuf[0]+", 0x3C00 + 12 * k, "[3:1] dst=sbuf[0]+0x3C00[3:1]\n");
+          absl::StrAppend(&text, "BatchNormParamLoad2 src=sbuf[0]+0x3C00[2:2,1:0] element_count=", tiles * tile,
+                          " src_dtype=fp32 immediate_dtype=fp32", chan, " imm0_ptr=sbuf[0]+0x3D00 imm1_ptr=sbuf[0]+0x3D08\n");
+          for (int k = 0; k < tiles; ++k)
+            absl::StrAppend(&text, "BatchNormBackProp in_dtypes=", src.dtypes, " out_dtype=fp32 op=bypass", chan,
+                            " src0=sbuf[0]+", k * tile * src.x_size, "[", tile, ":1] src1=sbuf[0]+",
+                            0x1400 + k * tile * src.dy_size, "[", tile, ":1] dst=sbuf[0]+", 0x2800 + k * tile * 4, "[",
+                            tile, ":1]\n");
+          auto prog = Assemble(text, Generation::Cayman);
+          ASSERT_TRUE(prog.ok()) << prog.status() << "\n" << text;
+          for (int threads : {1, 3}) {
+            const Outcome o = RunBoth(*prog, Generation::Cayman, fx, 5, threads);
+            const std::string where = absl::StrCat(src.dtypes, ", ", tiles, " tiles of ", tile, ",", chan, ", ", threads,
+                                                   " threads");
+            EXPECT_TRUE(o.jit_ran) << where;
+            EXPECT_EQ(o.compiled, static_cast<int>(prog->size())) << where;
+            EXPECT_EQ(o.diff, "") << where;
+          }
+        }
+}
+
 // The compiled-stream cache is bounded: past its capacity the least recently used shapes go
 // (their code is freed), an evicted shape compiles again when it comes back, and results stay
 // bit-identical throughout. (Unbounded, the long differential run grew to 24 GB in an hour.)
