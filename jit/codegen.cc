@@ -686,6 +686,15 @@ class Emitter {
         auto* asm_type = FunctionType::get(ptr_, {ptr_}, false);
         block_args_ = b_.CreateCall(asm_type, InlineAsm::get(asm_type, "", "=r,0", /*hasSideEffects=*/true), {args_});
       }
+      // The lanes that run statement s: its channels' mask, and whether whole blocks do. Blocks
+      // start at multiples of L, so with a multiple of L channels every lane of a block that runs
+      // the statement is active: one that covers all blocks, or one that skips the blocks past
+      // its channels (statement, below).
+      auto enter = [&](const Stmt& s) {
+        mask_ = b_.CreateICmpULT(lanes_, ConstantInt::get(vi64_, s.channels));
+        channels_ = s.channels;
+        full_blocks_ = s.channels % L == 0 && (s.channels >= max_n || !ProducesValue(s.op));
+      };
       // Statement i, or the element-wise chain it starts; returns the next index to emit.
       auto statement = [&](int i) {
         const Stmt& s = f_.stmts[i];
@@ -702,18 +711,12 @@ class Emitter {
         if (chain.size() > 1) {  // the chain's constants and lane reads first, then its loop
           for (int j = i + 1; j < last; ++j)
             if (!f_.stmts[j].dead && ProducesValue(f_.stmts[j].op)) {
-              mask_ = b_.CreateICmpULT(lanes_, ConstantInt::get(vi64_, f_.stmts[j].channels));
-              channels_ = f_.stmts[j].channels;
+              enter(f_.stmts[j]);
               full_blocks_ = false;
               values_[j] = Statement(f_.stmts[j]);
             }
         }
-        mask_ = b_.CreateICmpULT(lanes_, ConstantInt::get(vi64_, s.channels));
-        channels_ = s.channels;
-        // Blocks start at multiples of L, so with a multiple of L channels every lane of a block
-        // that runs the statement is active: one that covers all blocks, or one that skips the
-        // blocks past its channels (below).
-        full_blocks_ = s.channels % L == 0 && (s.channels >= max_n || !ProducesValue(s.op));
+        enter(s);
         auto run = [&] {
           if (chain.size() > 1) return FusedRows(chain);
           Value* v = Statement(s);
@@ -740,9 +743,7 @@ class Emitter {
                 for (int k = rp.begin; k < sums;) k = statement(k);
                 pair_copies.push_back({arg_shift_, Val(t.operands[0]), Val(t.operands[1])});
               }
-              mask_ = b_.CreateICmpULT(lanes_, ConstantInt::get(vi64_, t.channels));
-              channels_ = t.channels;
-              full_blocks_ = t.channels % L == 0;
+              enter(t);  // every block runs it (PairedGradSums)
               GradSums(t, pair_copies);
               arg_shift_ = nullptr;
             });
