@@ -1672,11 +1672,11 @@ class Emitter {
   // chains cost more than they gained: 32-channel blocks make BackProp's second sweep stream 32
   // rows from beyond the L2, two copies transposed in registers spilled, and three or four copies
   // stepped together spilled constants and staged more rows per step: 6-14 % slower in the
-  // fifty-first session, the step no faster.) BN backward chain, bf16, Zen 5 host, three sets of
-  // 12 alternating rounds, medians: 128 × 8192 163 → 155, 163 → 157 and 174 → 157 µs;
-  // 128 × 16384, whose block rows leave the L2 anyway, 349 → 351, 351 → 364 and 358 → 368
-  // (minima within 2 %: the VM's noise). fp32 rows, staged, ran slower (241 → 272 µs at 8192):
-  // a 4-byte column costs twice the shuffles.
+  // fifty-first session, the step no faster.) Two tiles against one, BN backward chain, bf16,
+  // Zen 5 host, three sets of 12 alternating rounds, medians: 128 × 8192 163 → 155, 163 → 157
+  // and 174 → 157 µs; 128 × 16384, whose block rows leave the L2 anyway, 349 → 351, 351 → 364
+  // and 358 → 368 (minima within 2 %: the VM's noise). fp32 rows, staged, ran slower
+  // (241 → 272 µs at 8192): a 4-byte column costs twice the shuffles.
   int PairedGradSums(const ir::Repeat& rp, int L, int max_n) const {
     if (rp.count < 2 || L != W_ || W_ != 16) return -1;
     int sums = -1;
