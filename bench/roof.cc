@@ -1,6 +1,8 @@
 // Picks the widest roof build the host runs, once.
 #include "bench/roof.h"
 
+#include <immintrin.h>
+
 namespace dvejit::roof {
 namespace {
 
@@ -28,6 +30,15 @@ void ReadTwoWriteOne(const uint8_t* a, const uint8_t* b, uint8_t* out, size_t pi
 }
 void ReadOneWriteOne(const uint8_t* a, uint8_t* out, size_t pitch, int rows, size_t bytes) {
   Kernels().read_one_write_one(a, out, pitch, rows, bytes);
+}
+void EvictRows(const uint8_t* base, size_t pitch, int rows, size_t bytes) {
+  constexpr size_t kLine = 64;  // x86's cache line; clflush evicts the line holding its address
+  for (int r = 0; r < rows; ++r) {
+    const uint8_t* row = base + r * pitch;
+    for (size_t i = 0; i < bytes; i += kLine) _mm_clflush(row + i);
+    if (bytes > 0) _mm_clflush(row + bytes - 1);  // a row that ends inside a further line
+  }
+  _mm_mfence();  // the evictions are done before the timed run reads anything
 }
 const char* Isa() { return Kernels().isa; }
 

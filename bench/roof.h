@@ -25,6 +25,10 @@ void ReadTwoWriteOne(const uint8_t* a, const uint8_t* b, uint8_t* out, size_t pi
                      size_t bytes);
 // out[i] = a[i] · 2 over each row (read one, write one).
 void ReadOneWriteOne(const uint8_t* a, uint8_t* out, size_t pitch, int rows, size_t bytes);
+// Writes back and evicts `bytes` bytes of each of `rows` rows `pitch` apart from every cache
+// level (`clflush`), then fences: `dvejit bench --cold` calls it before each timed run, of the
+// roof and of the workloads alike, so that both read their rows from memory.
+void EvictRows(const uint8_t* base, size_t pitch, int rows, size_t bytes);
 // The instruction set the roof runs with: the widest of avx512bw, avx2 and sse2 that the host
 // has (a narrower roof would flatter the ratios on a wider host).
 const char* Isa();

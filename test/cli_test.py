@@ -785,6 +785,29 @@ def test_bench_threads_in_the_context(tmp_path):
         assert "error_occurred" not in doc["benchmarks"][0]
 
 
+
+def test_bench_cold_caches_in_the_context(tmp_path):
+    # --cold evicts each workload's rows from the caches before every timed run of every tier (the
+    # roof's too); the names and counters are those of a warm run, and the JSON's context says
+    # which it was ("warm" by default). Nothing here is a speed claim.
+    for cold in [False, True]:
+        out = tmp_path / f"bench_{cold}.json"
+        args = ["--cold"] if cold else []
+        p = dvejit("bench", *args, "--workload", "tensor_tensor", "--benchmark_filter=128x512/bf16/(roof|jit_fused)",
+                   "--benchmark_min_time=0.01", "--json", out, timeout=300)
+        assert p.returncode == 0, p.stderr
+        doc = json.loads(out.read_text())
+        assert doc["context"]["caches"] == ("cold" if cold else "warm"), doc["context"]
+        entries = {b["name"]: b for b in doc["benchmarks"]}
+        assert sorted(entries) == ["tensor_tensor/128x512/bf16/jit_fused", "tensor_tensor/128x512/bf16/roof"]
+        roof = entries["tensor_tensor/128x512/bf16/roof"]
+        for e in entries.values():
+            assert "error_occurred" not in e, e
+            assert e["ratio_to_roof"] == pytest.approx(e["median_us"] / roof["median_us"], rel=1e-6), e
+    p = dvejit("bench", "--help", timeout=30)
+    assert "--cold" in p.stdout and "clflush" in p.stdout, p.stdout
+
+
 @pytest.mark.parametrize("args,message", [
     (["--workload", "bn_stat"], "unknown workload 'bn_stat' (one of bn_stats, bn_backward,"),
     (["--workload"], "--workload needs a value"),

@@ -55,6 +55,20 @@ TEST(RoofTest, WritesEveryElementAndNothingElse) {
   }
 }
 
+// `dvejit bench --cold` evicts rows between timed runs: the rows' bytes, dirty lines included,
+// must come back unchanged (clflush writes a modified line back before it drops it), rows that
+// start and end inside a line too, and zero-byte rows are no work.
+TEST(RoofTest, EvictRowsKeepsEveryByte) {
+  std::vector<uint8_t> mem(kRows * 1000 + 64);
+  for (size_t i = 0; i < mem.size(); ++i) mem[i] = static_cast<uint8_t>(i * 13 + 5);  // dirty lines
+  const std::vector<uint8_t> before = mem;
+  for (size_t offset : {size_t{0}, size_t{3}, size_t{61}})
+    for (size_t bytes : {size_t{0}, size_t{1}, size_t{64}, size_t{130}, size_t{999}}) {
+      EvictRows(mem.data() + offset, 1000, kRows, bytes);
+      ASSERT_EQ(mem, before) << "offset " << offset << " bytes " << bytes;
+    }
+}
+
 TEST(RoofTest, RunsTheWidestBuildTheHostHas) {
   EXPECT_STREQ(Isa(), HostKernels().back().isa);
 }

@@ -39,6 +39,9 @@ struct Instance {
   double roof_ns = 0;         // the roof's median time per iteration: at setup, then its own row's
   // roof kernel over the same memory
   std::function<void()> roof;
+  // --cold: evicts from the caches every byte that the program or the roof touches in the 128
+  // partitions, before each timed run of every tier; empty when the runs are warm.
+  std::function<void()> evict;
 };
 
 // The median of `t` (sorted in place); 0 for none.
@@ -49,9 +52,11 @@ double Median(std::vector<double>& t) {
 
 double NsSince(Clock::time_point t0) { return std::chrono::duration<double, std::nano>(Clock::now() - t0).count(); }
 
-double MedianNs(const std::function<void()>& fn, int reps) {
+// The median time of `reps` runs of `fn`, each after `before` (untimed) where there is one.
+double MedianNs(const std::function<void()>& fn, int reps, const std::function<void()>& before = {}) {
   std::vector<double> t;
   for (int i = 0; i < reps; ++i) {
+    if (before) before();
     const auto t0 = Clock::now();
     fn();
     t.push_back(NsSince(t0));
@@ -62,10 +67,12 @@ double MedianNs(const std::function<void()>& fn, int reps) {
 // The median over about `span_ns` of runs (at least `min_reps`), after about `warm_ns` of runs
 // that are not counted: the first tens of runs on fresh memory can take about 1.2 times the later
 // ones, which a median of 21 runs taken right away still shows.
-double SteadyMedianNs(const std::function<void()>& fn, double warm_ns, double span_ns, int min_reps) {
-  const double one_ns = std::max(MedianNs(fn, 5), 1.0);
+// `before` runs (untimed) before each counted run, where there is one.
+double SteadyMedianNs(const std::function<void()>& fn, double warm_ns, double span_ns, int min_reps,
+                      const std::function<void()>& before = {}) {
+  const double one_ns = std::max(MedianNs(fn, 5, before), 1.0);
   for (double spent = 5 * one_ns; spent < warm_ns; spent += one_ns) fn();
-  return MedianNs(fn, static_cast<int>(std::clamp(span_ns / one_ns, double(min_reps), 20001.0)));
+  return MedianNs(fn, static_cast<int>(std::clamp(span_ns / one_ns, double(min_reps), 20001.0)), before);
 }
 
 // Values in [0.5, 2) stored as `dt` (a bf16 workload reads bf16 numbers, not halves of fp32
@@ -82,7 +89,14 @@ void FillRandom(Machine& m, uint32_t bytes, Dtype dt) {
   for (int c = 0; c < kPartitions; ++c) (void)m.Write(Space::Sbuf, c, 1, 0, row, bytes);
 }
 
-std::unique_ptr<Instance> MakeInstance(const std::string& workload, int elements, Dtype dt) {
+// One partition's bytes that a workload's program or roof touches.
+struct Span {
+  uint32_t offset;
+  size_t bytes;
+};
+
+// `cold`: with Instance::evict set (--cold).
+std::unique_ptr<Instance> MakeInstance(const std::string& workload, int elements, Dtype dt, bool cold) {
   auto in = std::make_unique<Instance>();
   in->workload = workload;
   in->elements = elements;
@@ -94,8 +108,10 @@ std::unique_ptr<Instance> MakeInstance(const std::string& workload, int elements
   const size_t row = static_cast<size_t>(elements) * es;
   const size_t pitch = m.Pitch(Space::Sbuf);
   uint8_t* base = m.state().sbuf;
+  std::vector<Span> touched;
   if (workload == "bn_stats" || workload == "bn_backward") {
     const workloads::BnLayout l = workloads::MakeBnLayout(kPartitions, elements, dt);
+    touched = {{0, l.end}};
     workloads::LoadBnInputs(m, l, 3);
     if (workload == "bn_stats") {
       in->program = workloads::BnForward(l, Generation::Cayman);
@@ -111,6 +127,8 @@ std::unique_ptr<Instance> MakeInstance(const std::string& workload, int elements
     }
   } else {
     FillRandom(m, 3 * (64 << 10), dt);
+    touched = {{workloads::kX, row}, {workloads::kDy, row}, {workloads::kOut, row},
+               {workloads::kScalars, 8}};  // two fp32 scalars (GradAccum2's)
     const std::string op = workload == "tensor_scalar" ? "TensorScalar"
                            : workload == "tensor_tensor" ? "TensorTensor" : "Reciprocal";
     in->program = workloads::TiledOpProgram(op, kPartitions, elements, dt, Generation::Cayman);
@@ -121,10 +139,14 @@ std::unique_ptr<Instance> MakeInstance(const std::string& workload, int elements
     else
       in->roof = [=] { roof::ReadOneWriteOne(base + workloads::kX, base + workloads::kOut, pitch, kPartitions, row); };
   }
+  if (cold)
+    in->evict = [=] {
+      for (const Span& s : touched) roof::EvictRows(base + s.offset, pitch, kPartitions, s.bytes);
+    };
   in->roof();  // first touch
   // About 20 ms of runs (at least 31): 31 runs of a 1 µs roof were too few on a noisy VM, whose
   // setup medians of the 512-element roofs came out 1.3-1.7 times the roof rows' own.
-  in->roof_ns = SteadyMedianNs(in->roof, 0, 20e6, 31);
+  in->roof_ns = SteadyMedianNs(in->roof, 0, 20e6, 31, in->evict);
   return in;
 }
 
@@ -154,12 +176,22 @@ bool WarmUp(benchmark::State& state, Machine& m, const std::vector<Instruction>&
   return false;
 }
 
+// The instance's eviction (--cold), outside Google Benchmark's timer as well as ours (its own
+// time and items_per_second then count the runs alone, as the counters do).
+void Evict(benchmark::State& state, const Instance& in) {
+  if (!in.evict) return;
+  state.PauseTiming();
+  in.evict();
+  state.ResumeTiming();
+}
+
 // `threads`: RunOptions::threads of the JIT tiers.
 void RunTier(benchmark::State& state, Instance* in, const std::string& tier, int threads) {
   std::vector<double> ns;
   ns.reserve(1 << 16);
   if (tier == "roof") {
     for (auto _ : state) {
+      Evict(state, *in);
       const auto t0 = Clock::now();
       in->roof();
       ns.push_back(NsSince(t0));
@@ -173,6 +205,7 @@ void RunTier(benchmark::State& state, Instance* in, const std::string& tier, int
     o.threads = threads;
     if (!WarmUp(state, *in->machine, in->program, o)) return;
     for (auto _ : state) {
+      Evict(state, *in);
       const auto t0 = Clock::now();
       RunReport r = RunProgram(*in->machine, in->program, o);
       ns.push_back(NsSince(t0));
@@ -207,10 +240,10 @@ std::string CpuModel() {
 // matches nothing.
 class LazyInstance {
  public:
-  LazyInstance(std::string workload, int elements, Dtype dtype)
-      : workload_(std::move(workload)), elements_(elements), dtype_(dtype) {}
+  LazyInstance(std::string workload, int elements, Dtype dtype, bool cold)
+      : workload_(std::move(workload)), elements_(elements), dtype_(dtype), cold_(cold) {}
   Instance* get() {
-    if (!made_) made_ = MakeInstance(workload_, elements_, dtype_);
+    if (!made_) made_ = MakeInstance(workload_, elements_, dtype_, cold_);
     return made_.get();
   }
 
@@ -218,12 +251,13 @@ class LazyInstance {
   std::string workload_;
   int elements_;
   Dtype dtype_;
+  bool cold_;
   std::unique_ptr<Instance> made_;
 };
 
 // Compile time (cold), cache-hit time, and tiny-instruction overhead.
 void RegisterJitOverheads(std::vector<std::unique_ptr<LazyInstance>>& keep) {
-  keep.push_back(std::make_unique<LazyInstance>("bn_backward", 8192, Dtype::FP32));
+  keep.push_back(std::make_unique<LazyInstance>("bn_backward", 8192, Dtype::FP32, /*cold=*/false));
   LazyInstance* chain = keep.back().get();
   benchmark::RegisterBenchmark("compile/bn_backward/128x8192/fp32/cold", [chain](benchmark::State& s) {
     Instance* in = chain->get();
@@ -313,7 +347,7 @@ int RunTorchComparison(std::ostream& out, std::ostream& err) {
   double ms[2];
   const char* names[2] = {"bn_stats", "bn_backward"};
   for (int i = 0; i < 2; ++i) {
-    auto in = MakeInstance(names[i], kCompareElements, Dtype::FP32);
+    auto in = MakeInstance(names[i], kCompareElements, Dtype::FP32, /*cold=*/false);
     // The comparison is with the JIT: an interpreted run would understate dvejit tens of times.
     const std::string problem = WarmUpProblem(*in->machine, in->program, o);
     if (!problem.empty()) return err << "dvejit bench: " << names[i] << ": " << problem << "\n", 1;
@@ -360,6 +394,7 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
   std::string json_file;
   std::vector<int> sizes = {512, 8192, 16384};
   bool torch = false;
+  bool cold = false;
   int threads = 1;
   auto usage_error = [&](const std::string& what) {
     err << "dvejit: bench: " << what << " (dvejit bench --help)\n";
@@ -370,7 +405,8 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
     const bool has_value = i + 1 < args.size();
     if (a == "--help" || a == "-h") {
       out << "usage: dvejit bench [--json FILE] [--quick] [--compare-torch] [--workload W]...\n"
-             "                    [--threads T] [Google Benchmark flags, e.g. --benchmark_filter=REGEX]\n"
+             "                    [--threads T] [--cold]\n"
+             "                    [Google Benchmark flags, e.g. --benchmark_filter=REGEX]\n"
           << "Workloads " << absl::StrJoin(kWorkloads, ", ") << " on 128 channels\n"
              "x {512, 8192, 16384} elements, fp32 and bf16, on the tiers roof, interp, jit_unfused,\n"
              "jit_fused; each entry is WORKLOAD/128xN/DTYPE/TIER with counters ratio_to_roof (median\n"
@@ -383,6 +419,11 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
              "with --benchmark_filter='^$', that alone. --threads T: the jit tiers split each\n"
              "region's channel blocks across T threads (1-256, default 1; the roof and the\n"
              "interpreter stay on one, and the targets are single-thread).\n"
+             "--cold: before each timed run of every workload tier, the roof's included, the\n"
+             "workload's rows are evicted from every cache level (clflush), so that the ratios\n"
+             "compare with memory bandwidth instead of the caches' (context field caches: cold; the\n"
+             "default, warm, runs on the rows the previous run left in the caches). Compile,\n"
+             "cache-hit, tiny-instruction and PyTorch timings are warm either way.\n"
              "Workloads are set up when first run. Without --compare-torch, a filter that matches\n"
              "nothing is a usage error (exit 2), as is a bad regular expression.\n";
       return 0;
@@ -404,6 +445,8 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
       bm_args.insert(bm_args.begin() + 1, "--benchmark_min_time=0.05");
     } else if (a == "--compare-torch") {
       torch = true;
+    } else if (a == "--cold") {
+      cold = true;
     } else if (a == "--threads") {
       const std::optional<int> n = ParseThreadCount(has_value ? std::optional<std::string>(args[++i]) : std::nullopt);
       if (!n) return usage_error(kThreadsRange);
@@ -436,7 +479,7 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
   for (const std::string& w : workloads_sel)
     for (int e : sizes)
       for (Dtype dt : {Dtype::FP32, Dtype::BFLOAT16}) {
-        instances.push_back(std::make_unique<LazyInstance>(w, e, dt));
+        instances.push_back(std::make_unique<LazyInstance>(w, e, dt, cold));
         LazyInstance* in = instances.back().get();
         for (const char* tier : {"roof", "interp", "jit_unfused", "jit_fused"})
           benchmark::RegisterBenchmark(Cat(w, "/128x", e, "/", DtName(dt), "/", tier).c_str(),
@@ -449,6 +492,7 @@ int BenchMain(const std::vector<std::string>& args, std::ostream& out, std::ostr
   benchmark::AddCustomContext("cpu_model", CpuModel());
   benchmark::AddCustomContext("jit_target", JitTier::Global().target_description());
   benchmark::AddCustomContext("jit_threads", Cat(threads));
+  benchmark::AddCustomContext("caches", cold ? "cold" : "warm");
   const size_t ran = benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   // Nothing matched (Google Benchmark said so on stderr, and exits 0): an error, unless the run
