@@ -1,4 +1,4 @@
-// Picks the widest roof build the host runs, once.
+// Picks the widest roof build the host runs, once; and the eviction of `dvejit bench --cold`.
 #include "bench/roof.h"
 
 #include <immintrin.h>

@@ -785,7 +785,6 @@ def test_bench_threads_in_the_context(tmp_path):
         assert "error_occurred" not in doc["benchmarks"][0]
 
 
-
 def test_bench_cold_caches_in_the_context(tmp_path):
     # --cold evicts each workload's rows from the caches before every timed run of every tier (the
     # roof's too); the names and counters are those of a warm run, and the JSON's context says

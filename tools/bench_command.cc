@@ -127,8 +127,7 @@ std::unique_ptr<Instance> MakeInstance(const std::string& workload, int elements
     }
   } else {
     FillRandom(m, 3 * (64 << 10), dt);
-    touched = {{workloads::kX, row}, {workloads::kDy, row}, {workloads::kOut, row},
-               {workloads::kScalars, 8}};  // two fp32 scalars (GradAccum2's)
+    touched = {{workloads::kX, row}, {workloads::kDy, row}, {workloads::kOut, row}};
     const std::string op = workload == "tensor_scalar" ? "TensorScalar"
                            : workload == "tensor_tensor" ? "TensorTensor" : "Reciprocal";
     in->program = workloads::TiledOpProgram(op, kPartitions, elements, dt, Generation::Cayman);
