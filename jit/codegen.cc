@@ -652,18 +652,13 @@ class Emitter {
       narrow_welford &= DtypeSize(f_.stmts[i].tensors[0].dtype) == 2;
     }
     if (max_n == 0) return absl::OkStatus();
-    // Channels per block. Two hardware vectors where the region has Welford statistics: their
-    // step is a 6-cycle chain, and StagedChunks steps both vectors of a block together (one
-    // vector: bf16 statistics at 128 × 8192 about 25 % slower). Four when every statistic
-    // reads 2-byte data: eight chains in flight instead of four, and a bf16 chunk's 16 pair
-    // iterations leave room for four parts' staging (benchmark medians at 128 × 8192 bf16,
-    // five alternating runs: 1.74-2.24 against 2.01-2.42 times the roof; 128 × 512: 2.74-3.26
-    // against 3.11-3.17). Not for fp32: 69-70 → 73-77 µs at 128 × 8192 in a harness (its
-    // chunks have half as many pair iterations to hide four parts' staging in).
-    // One vector otherwise: the block streams half as many rows at once, and a BN backward
-    // chain's second sweep finds a 16-channel block's rows in the L2 (measured against two: the
-    // chain 4-10 % faster at 128 × 8192 and 16384, fp32 and bf16; the sums alone 10 % faster).
-    const int welford_vectors = narrow_welford ? kNarrowWelfordVectorsPerBlock : kWelfordVectorsPerBlock;
+    // Channels per block: WelfordVectorsPerBlock hardware vectors where the region has Welford
+    // statistics (their step is a 6-7 cycle chain, and StagedChunks steps every vector of a
+    // block together). One vector otherwise: the block streams half as many rows at once, and a
+    // BN backward chain's second sweep finds a 16-channel block's rows in the L2 (measured
+    // against two: the chain 4-10 % faster at 128 × 8192 and 16384, fp32 and bf16; the sums
+    // alone 10 % faster).
+    const int welford_vectors = WelfordVectorsPerBlock(narrow_welford);
     const int L = max_n > W_ && welford ? welford_vectors * W_ : W_;
     WidthScope lanes(this, L);
     const int blocks = (max_n + L - 1) / L;
@@ -2268,10 +2263,24 @@ class Emitter {
   Module& m_;
   LLVMContext& ctx_;
   IRBuilder<> b_;
-  // Hardware vectors of channels per block in channel-major regions with Welford statistics
-  // (see ChannelMajorRegion; other regions use one).
-  static constexpr int kWelfordVectorsPerBlock = 2;
-  static constexpr int kNarrowWelfordVectorsPerBlock = 4;  // when every statistic reads 2-byte data
+  // Hardware vectors of channels per block in a channel-major region with Welford statistics
+  // (ChannelMajorRegion; other regions use one); `narrow` when every statistic reads 2-byte
+  // data. A block's vectors step together, two Welford chains each (a mean and an M2 register
+  // per chain). With AVX-512's 32 registers: one vector made bf16 statistics at 128 × 8192
+  // about 25 % slower than two; four for 2-byte data, eight chains in flight, with a bf16
+  // chunk's 16 pair iterations leaving room for four parts' staging (benchmark medians at
+  // 128 × 8192 bf16, five alternating runs: 1.74-2.24 against 2.01-2.42 times the roof;
+  // 128 × 512: 2.74-3.26 against 3.11-3.17); not four for fp32, 69-70 → 73-77 µs at
+  // 128 × 8192 in a harness (half as many pair iterations to hide four parts' staging in).
+  // With AVX2's (and SSE's) 16 registers, eight chains' state alone fills the register file:
+  // their M2s go through the stack every step. There the spills cost 2-byte data more than
+  // the chains gain, and fp32 less (Zen 3 host, fifty-fifth session, 40 alternating runs,
+  // fastest of each: bf16 two vectors against four 4-8 % faster, at 128 × 512, 8192 and
+  // 16384; fp32 four against two 4-7 % faster), so the two swap.
+  int WelfordVectorsPerBlock(bool narrow) const {
+    if (W_ == 16) return narrow ? 4 : 2;  // AVX-512: 32 vector registers
+    return narrow ? 2 : 4;                // AVX2, SSE: 16
+  }
   // Emitted statements of a region above which its argument words are loaded per block (the
   // BN backward chain's region emits 37 at 128 × 8192 and 53 at 16384).
   static constexpr int kBlockArgsMinStatements = 256;
