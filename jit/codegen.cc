@@ -1287,9 +1287,12 @@ class Emitter {
   // row of at least one chunk).
   template <typename Step>
   int64_t StagedPairChunks(const ir::TensorRef& t, int64_t count, Step step) {
-    // bf16 only with 16 lanes: generated as for an AVX2 host (8 lanes), bf16 statistics ran
-    // 7-10 % slower this way than through StagedChunks on the Xeon host; fp32 ran faster.
-    const bool packed = t.dtype == Dtype::BFLOAT16 && W_ == 16;
+    // bf16 with 16 and 8 lanes, not 4 (never measured). 8-lane code is a matter of the core:
+    // generated as for an AVX2 host on the Xeon host, bf16 statistics ran 7-10 % slower this
+    // way than through StagedChunks; on the Zen 3 host (AVX2 only), 5-7 % faster at 128 × 512,
+    // 8192 and 16384 (30 alternating runs, fastest and median alike; fifty-fifth session), and
+    // AVX2-only hosts are what runs 8-lane code. fp32 ran faster at every width.
+    const bool packed = t.dtype == Dtype::BFLOAT16 && (W_ == 16 || W_ == 8);
     const int per_chunk = packed ? 2 * W_ : W_, pairs = per_chunk / 2;
     if (!ContiguousRow(t) || (DtypeSize(t.dtype) != 4 && !packed) || count < per_chunk || W_ < 4) return 0;
     const int half_w = W_ / 2, groups = n_ / half_w;
@@ -2274,9 +2277,10 @@ class Emitter {
   // 128 × 8192 in a harness (half as many pair iterations to hide four parts' staging in).
   // With AVX2's (and SSE's) 16 registers, eight chains' state alone fills the register file:
   // their M2s go through the stack every step. There the spills cost 2-byte data more than
-  // the chains gain, and fp32 less (Zen 3 host, fifty-fifth session, 40 alternating runs,
-  // fastest of each: bf16 two vectors against four 4-8 % faster, at 128 × 512, 8192 and
-  // 16384; fp32 four against two 4-7 % faster), so the two swap.
+  // the chains gain, and fp32 less, so the two swap (Zen 3 host, fifty-fifth session,
+  // alternating runs, fastest and median alike, at 128 × 512, 8192 and 16384: bf16 two vectors
+  // against four 10-14 % faster through StagedPairChunks, 25 runs, and 4-8 % through
+  // StagedChunks, 40 runs; fp32 four against two 4-7 % faster, 40 runs).
   int WelfordVectorsPerBlock(bool narrow) const {
     if (W_ == 16) return narrow ? 4 : 2;  // AVX-512: 32 vector registers
     return narrow ? 2 : 4;                // AVX2, SSE: 16
