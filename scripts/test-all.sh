@@ -5,12 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 
-echo "== build (RelWithDebInfo)"
+# Each phase line says how far into the run it starts (CI allows 20 minutes in all).
+echo "== build (RelWithDebInfo) at ${SECONDS} s"
 bash scripts/build.sh
-echo "== ctest"
+echo "== ctest at ${SECONDS} s"
 ctest --test-dir build --output-on-failure -j"$jobs" --timeout 600
 
-echo "== sanitizers (ASan + UBSan)"
+echo "== sanitizers (ASan + UBSan) at ${SECONDS} s"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDVEJIT_SANITIZE=ON \
   -DDVEJIT_BUILD_PYTHON=OFF >/dev/null
 cmake --build build-asan -j"$jobs"
@@ -21,7 +22,7 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" --timeout 900 \
     -E 'cli_test|python_tests|install_consumer_test|jit_diff_avx2_test|jit_diff_sse_test'
 
-echo "== fuzz (libFuzzer, bounded)"
+echo "== fuzz (libFuzzer, bounded) at ${SECONDS} s"
 # 45 s per target (three targets; CI has 20 minutes in all): longer runs with scripts/fuzz.sh N.
 bash scripts/fuzz.sh "${DVEJIT_FUZZ_SECONDS:-45}"
-echo "test-all: all suites passed"
+echo "test-all: all suites passed in ${SECONDS} s"
