@@ -11,7 +11,9 @@
 #include "kernels/state.h"
 
 namespace llvm {
+class IRBuilderBase;
 class Module;
+class Value;
 }
 
 namespace dvejit::jit {
@@ -54,7 +56,12 @@ using StreamFn = void (*)(const uint64_t* args, MachineState* m, const RtTable* 
 struct CodegenTarget {
   int width = 16;             // f32 lanes per hardware vector: 16 (AVX-512F), 8 (AVX2), else 4
   bool byte_permute = false;  // AVX512-VBMI vpermi2b: 128-byte table lookups in registers
+  bool fma = true;            // FMA3 or FMA4; without either, every fma is EmitFmaWithoutFmaUnit's
 };
+
+// fma(a, b, c) on float scalars or vectors, rounded once, from double arithmetic alone: for a
+// host without FMA instructions, where LLVM would call libm's fmaf once per lane.
+llvm::Value* EmitFmaWithoutFmaUnit(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y, llvm::Value* z);
 
 // Emits `symbol` into `module` for `f`. A channel-major region of more than one channel block
 // becomes an internal function over a range of blocks (RegionFn), which the stream runs through

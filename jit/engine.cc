@@ -418,8 +418,8 @@ absl::Status Engine::Init() {
       const llvm::StringRef name = entry.getKey();
       const bool wide = name.startswith("avx512") || name == "avxvnni" || name == "avxifma" ||
                         name == "avxneconvert" || name == "avxvnniint8";
-      const bool avx = name == "avx" || name == "avx2" || name == "fma" || name == "f16c" ||
-                       name == "vaes" || name == "vpclmulqdq" || name == "gfni";
+      const bool avx = name == "avx" || name == "avx2" || name == "fma" || name == "fma4" ||
+                       name == "f16c" || name == "vaes" || name == "vpclmulqdq" || name == "gfni";
       if (wide || (options_.max_vector_width < 8 && avx)) entry.second = false;
     }
   }

@@ -115,9 +115,10 @@ class Engine {
   const std::string& features() const { return features_; }
   bool HasFeature(const std::string& name) const;  // e.g. HasFeature("avx512f")
   int vector_width_f32() const { return vector_width_f32_; }  // 16 (AVX-512F), 8 (AVX2), else 4
-  // What the code generator may use on this host (vector width, byte permutes).
+  // What the code generator may use on this host (vector width, byte permutes, FMA).
   CodegenTarget codegen_target() const {
-    return CodegenTarget{vector_width_f32_, vector_width_f32_ == 16 && HasFeature("avx512vbmi")};
+    return CodegenTarget{vector_width_f32_, vector_width_f32_ == 16 && HasFeature("avx512vbmi"),
+                         HasFeature("fma") || HasFeature("fma4")};
   }
   const llvm::DataLayout& data_layout() const;
   const llvm::Triple& triple() const;

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "jit/codegen.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/IR/BasicBlock.h"
 #include "llvm/IR/DerivedTypes.h"
@@ -259,6 +261,83 @@ TEST(JitEngineTest, FmaIntrinsicIsFusedAndMulAddIsNot) {
       EXPECT_EQ(Bits(out_muladd[i]), Bits(want_muladd)) << i;
     }
   }
+}
+
+// The fma of code for a host without FMA3 (EmitFmaWithoutFmaUnit), compiled as for an SSE host,
+// against the C library's correctly rounded fmaf: the special values in every combination,
+// random bit patterns, near-cancellations, and products of short significands whose exact
+// results sit on or next to a float rounding midpoint (where double rounding would err).
+TEST(JitEngineTest, FmaWithoutFmaUnitIsCorrectlyRounded) {
+  EngineOptions options;
+  options.max_vector_width = 4;  // withholds FMA3, as on a host without it
+  auto engine = MakeEngine(options);
+  ASSERT_FALSE(engine->HasFeature("fma"));
+  ASSERT_FALSE(engine->codegen_target().fma);
+  BuiltModule built = BuildVec16(
+      *engine, "fma_without_unit", "fma16", 3,
+      [](llvm::IRBuilder<>& b, llvm::Module&, const std::vector<llvm::Value*>& v) {
+        return EmitFmaWithoutFmaUnit(b, v[0], v[1], v[2]);
+      });
+  auto fn = engine->Compile(std::move(built.ctx), std::move(built.module), "fma16");
+  ASSERT_TRUE(fn.ok()) << fn.status();
+  const auto fma16 = reinterpret_cast<Ternary16Fn>(*fn);
+
+  std::vector<float> a, b, c;
+  auto add = [&](float x, float y, float z) {
+    a.push_back(x);
+    b.push_back(y);
+    c.push_back(z);
+  };
+  std::vector<float> specials;
+  for (int salt : {0, 1, 3}) {
+    const std::vector<float> v = Inputs(salt);
+    specials.insert(specials.end(), v.begin(), v.end());
+  }
+  specials.push_back(std::numeric_limits<float>::max());
+  specials.push_back(-std::numeric_limits<float>::infinity());
+  for (float x : specials)
+    for (float y : specials)
+      for (float z : specials) add(x, y, z);
+  std::mt19937 rng(20261207);
+  std::uniform_int_distribution<uint32_t> any_bits;
+  auto random_in = [&](int min_exp, int max_exp) {  // random significand and sign, 2^exp scale
+    const float m = std::bit_cast<float>((any_bits(rng) & 0x807FFFFFu) | 0x3F800000u);
+    return std::ldexp(m, std::uniform_int_distribution<int>(min_exp, max_exp)(rng));
+  };
+  for (int i = 0; i < 400000; ++i)
+    add(std::bit_cast<float>(any_bits(rng)), std::bit_cast<float>(any_bits(rng)), std::bit_cast<float>(any_bits(rng)));
+  for (int i = 0; i < 400000; ++i) {  // the addend cancels most of the product
+    const float x = random_in(-70, 60), y = random_in(-70, 60);
+    const float rounded = x * y;
+    const int32_t nudge = std::uniform_int_distribution<int32_t>(-3, 3)(rng);
+    add(x, y, -std::bit_cast<float>(std::bit_cast<uint32_t>(rounded) + static_cast<uint32_t>(nudge)));
+  }
+  for (int i = 0; i < 400000; ++i) {  // exact products of 25-26 bits, plus a tiny or zero addend
+    auto short_significand = [&] {
+      const uint32_t k = std::uniform_int_distribution<uint32_t>(1, 4095)(rng);
+      return std::ldexp(1.0f + static_cast<float>(k) * 0x1p-12f, std::uniform_int_distribution<int>(-140, 120)(rng) / 2);
+    };
+    const float x = short_significand(), y = any_bits(rng) % 2 ? short_significand() : -short_significand();
+    const float scale = std::ldexp(1.0f, std::uniform_int_distribution<int>(-60, -20)(rng));
+    const float tiny = std::abs(x * y) * scale;
+    const int pick = static_cast<int>(any_bits(rng) % 3);
+    add(x, y, pick == 0 ? 0.0f : pick == 1 ? tiny : -tiny);
+  }
+  for (int i = 0; i < 200000; ++i)  // results near and below the subnormal range
+    add(random_in(-80, -60), random_in(-80, -60), any_bits(rng) % 2 ? 0.0f : random_in(-150, -120));
+  while (a.size() % 16 != 0) add(1.0f, 1.0f, 1.0f);
+
+  std::vector<float> out(a.size());
+  for (size_t i = 0; i < a.size(); i += 16) fma16(&a[i], &b[i], &c[i], &out[i]);
+  int mismatches = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const float want = std::fma(a[i], b[i], c[i]);
+    const bool ok = std::isnan(want) ? std::isnan(out[i]) : Bits(out[i]) == Bits(want);
+    if (!ok && ++mismatches <= 10)
+      ADD_FAILURE() << "fma(" << std::hexfloat << a[i] << ", " << b[i] << ", " << c[i] << ") = " << out[i]
+                    << ", want " << want;
+  }
+  EXPECT_EQ(mismatches, 0) << "of " << a.size();
 }
 
 // The host's widest vectors: zmm with AVX-512F; ymm, and never zmm, with AVX2 alone (LLVM 16
