@@ -2336,10 +2336,11 @@ class Emitter {
 
 }  // namespace
 
-// Without FMA3, LLVM lowers llvm.fma to a call of libm's fmaf per lane: compiled code at 4 lanes
-// then ran at about the interpreter's speed (bn_stats 128 × 512 fp32: 325 µs against 576 µs
-// interpreted, 10 µs at 8 lanes with FMA; fifty-sixth session). Instead: the product of two
-// floats is exact in double (24 + 24 significant bits ≤ 53), TwoSum gives the sum rounded and
+// Without FMA3 or FMA4, LLVM lowers llvm.fma to a call of libm's fmaf per lane: 4-lane code then
+// took 0.5-0.6 times the interpreter's time (bn_stats 128 × 512 fp32: 293 µs against 478
+// interpreted; 10 µs in 8-lane code with FMA), and 202 µs emitted as here (bn_backward
+// 128 × 8192 fp32 8.1 → 6.8 ms; fifty-sixth session, docs/benchmarks.md). Here: the product of
+// two floats is exact in double (24 + 24 significant bits ≤ 53), TwoSum gives the sum rounded and
 // its exact error, and the sum rounded to odd (the truncated value with its last bit set when the
 // error is not zero) then rounded to float is fma's correctly rounded result, since double
 // carries more than two bits beyond float's 24 (Boldo and Melquiond, "When double rounding is
