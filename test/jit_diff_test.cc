@@ -214,7 +214,7 @@ int64_t EnvInt(const char* name, int64_t fallback) {
   return v ? std::atoll(v) : fallback;
 }
 
-// ctest's jit_diff_avx2_test and jit_diff_sse_test run every test here on code generated as for a
+// ctest's jit_diff_avx2_* and jit_diff_sse_* entries run every test here on code generated as for a
 // narrower host (DVEJIT_JIT_VECTOR_WIDTH). Where that width is the host's own (8 lanes on an
 // AVX2-only host) the run would repeat part of jit_diff_test's (the same code, its tests, its
 // first streams); with DVEJIT_DIFF_SKIP_NATIVE_WIDTH set it is skipped (about 100 s of CPU time
