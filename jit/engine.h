@@ -81,6 +81,7 @@ struct EngineStats {
 };
 
 class DiskObjectCache;
+class TargetMachinePool;
 class Engine;
 
 // One compiled module's code (Engine::CompileOwned): its address stays valid until this is
@@ -185,6 +186,7 @@ class Engine {
   absl::flat_hash_set<std::string> enabled_features_;
   int vector_width_f32_ = 4;
   std::unique_ptr<llvm::orc::JITTargetMachineBuilder> jtmb_;
+  std::unique_ptr<TargetMachinePool> target_machines_;  // outlives jit_, whose compiler uses it
   std::unique_ptr<DiskObjectCache> object_cache_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::atomic<uint64_t> next_dylib_{0};

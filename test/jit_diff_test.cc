@@ -20,6 +20,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -88,6 +90,7 @@ struct Fixture {
       for (float& p : s.pram) p = std::uniform_real_distribution<float>(0.001f, 2.0f)(rng);
     std::memset(s.semaphores, 0, sizeof s.semaphores);
     std::memset(s.events, 0, sizeof s.events);
+    s.saturate = false;
   }
 };
 
@@ -104,11 +107,50 @@ struct Outcome {
   int compiled = 0;
 };
 
+// RunBoth's two machines, reused from one run to the next. A fresh pair's memory (about 50 MiB,
+// zeroed by the kernel on first touch) took about a tenth of the differential tests' time.
+// Reuse changes nothing that a run sees: Fixture::Load rewrites all that a stream may read (the
+// SBUF window, PSUM, registers, Parameter RAM, lane state, semaphores, events). A pair whose
+// runs differed is dropped, so that Reduce's runs start from fresh machines. Thread-safe.
+struct MachinePair {
+  explicit MachinePair(Generation gen) : interp(gen), jit(gen) {}
+  Machine interp, jit;
+};
+class MachinePairs {
+ public:
+  std::unique_ptr<MachinePair> Take(Generation gen) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto& free = free_[static_cast<int>(gen)];
+      if (!free.empty()) {
+        std::unique_ptr<MachinePair> pair = std::move(free.back());
+        free.pop_back();
+        return pair;
+      }
+    }
+    return std::make_unique<MachinePair>(gen);
+  }
+  void Give(std::unique_ptr<MachinePair> pair) {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_[static_cast<int>(pair->interp.gen())].push_back(std::move(pair));
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::unique_ptr<MachinePair>> free_[std::size(kAllGenerations)];
+};
+MachinePairs& RunBothMachines() {
+  static MachinePairs* pairs = new MachinePairs;
+  return *pairs;
+}
+
 // The JIT's run splits every region of more than one channel block across `threads` threads,
 // however small the region.
 Outcome RunBoth(const std::vector<Instruction>& prog, Generation gen, const Fixture& fx, uint64_t seed,
                 int threads = 1) {
-  Machine interp(gen), jit(gen);
+  std::unique_ptr<MachinePair> pair = RunBothMachines().Take(gen);
+  Machine& interp = pair->interp;
+  Machine& jit = pair->jit;
   fx.Load(interp, seed);
   fx.Load(jit, seed);
   RunOptions o;
@@ -127,6 +169,7 @@ Outcome RunBoth(const std::vector<Instruction>& prog, Generation gen, const Fixt
   // A stream the JIT failed to compile runs interpreted and matches; here that is a defect
   // (a pass that broke the IR, LLVM refusing the module), not a fallback to accept.
   if (out.diff.empty() && !rj.jit_failure.empty()) out.diff = "jit failed: " + rj.jit_failure;
+  if (out.diff.empty()) RunBothMachines().Give(std::move(pair));
   return out;
 }
 
