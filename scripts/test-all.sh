@@ -23,7 +23,7 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     -E 'cli_test|python_tests|install_consumer_test|jit_diff_avx2_|jit_diff_sse_'
 
 echo "== fuzz (libFuzzer, bounded) at ${SECONDS} s"
-# 45 s of a core per target, up to nproc targets at once (three targets; CI has 20 minutes in
-# all): longer runs with scripts/fuzz.sh N.
+# 45 s of a core per target, up to nproc fuzzer processes at once (three targets: 67.5 s on
+# two cores; CI has 20 minutes in all): longer runs with scripts/fuzz.sh N.
 bash scripts/fuzz.sh "${DVEJIT_FUZZ_SECONDS:-45}"
 echo "test-all: all suites passed in ${SECONDS} s"
