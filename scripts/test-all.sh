@@ -12,8 +12,10 @@ echo "== ctest at ${SECONDS} s"
 ctest --test-dir build --output-on-failure -j"$jobs" --timeout 600
 
 echo "== sanitizers (ASan + UBSan) at ${SECONDS} s"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDVEJIT_SANITIZE=ON \
-  -DDVEJIT_BUILD_PYTHON=OFF >/dev/null
+# Built with clang (the fuzz targets' compiler): it compiled this tree with the sanitizers in 133
+# CPU-seconds where GCC took 214 (Zen 5 host), and its tests ran as fast.
+CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DDVEJIT_SANITIZE=ON -DDVEJIT_BUILD_PYTHON=OFF >/dev/null
 cmake --build build-asan -j"$jobs"
 # The JIT differential test runs 200 streams here (2000 in the plain build above): compiled code
 # is not instrumented, and each stream's LLVM compile dominates.

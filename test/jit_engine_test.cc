@@ -18,7 +18,16 @@
 
 #include <unistd.h>
 
+// GCC says ASan is on with __SANITIZE_ADDRESS__, Clang 14 (the sanitizer build's) only through
+// __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
+#define DVEJIT_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DVEJIT_TEST_ASAN 1
+#endif
+#endif
+#if defined(DVEJIT_TEST_ASAN)
 #include <sanitizer/lsan_interface.h>
 #endif
 
@@ -539,12 +548,12 @@ BuiltModule BuildUnselectable(Engine& engine, const std::string& name) {
 class ExpectedLeaks {
  public:
   ExpectedLeaks() {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(DVEJIT_TEST_ASAN)
     __lsan_disable();
 #endif
   }
   ~ExpectedLeaks() {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(DVEJIT_TEST_ASAN)
     __lsan_enable();
 #endif
   }
