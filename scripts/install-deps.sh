@@ -5,7 +5,7 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 packages=(
   build-essential cmake ninja-build git
-  clang libclang-rt-14-dev            # libFuzzer + sanitizer runtimes for the fuzz targets
+  clang libclang-rt-14-dev            # the sanitizer build and the fuzz targets (libFuzzer)
   llvm-16-dev llvm-16-tools           # ORC JIT; FileCheck for golden IR tests
   libxsimd-dev xtl-dev                # SIMD kernels (xsimd 8.1 needs xtl)
   libabsl-dev                         # absl::Status / StatusOr
