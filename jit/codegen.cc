@@ -2304,10 +2304,16 @@ class Emitter {
   // ahead was as good, four and eight worse. (On the Zen 5 host the sixth session measured
   // 1-4 chunks ahead within the noise.)
   static constexpr int kStagePrefetchChunks = 1;
-  // ... when the block streams at least this many bytes through the loop. Smaller rows are
-  // likely cache-resident, and there the prefetches only cost: 128 × 512 statistics (one tile,
-  // 64 KiB per block) ran 5.7 → 6.5-7.0 µs (fp32) and 5.0 → 5.4-5.6 µs (bf16) with them.
-  static constexpr int64_t kStagePrefetchMinBytes = 256 << 10;
+  // ... when the block streams at least this many bytes through the loop (128 × 512 statistics
+  // and backward chains stream 32-64 KiB a block). From 256 KiB up before: on the Xeon host
+  // (tenth session) the 128 × 512 statistics ran 5.7 → 6.5-7.0 µs (fp32) and 5.0 → 5.4-5.6 µs
+  // (bf16) with them, rows the previous run had left in the caches. On the Zen 5 host
+  // (fifty-ninth session, three alternating rounds) they cost nothing there (bf16 2.47-2.80 →
+  // 2.47-2.52 µs, fp32 3.22-3.55 → 2.99-3.04) and paid with the rows in memory (`dvejit bench
+  // --cold`): bf16 statistics 15.2-17.3 → 8.8 µs, the bf16 backward chain 28.8-29.7 → 23.9-24.1.
+  // 8-lane code there (two rounds): the same warm; cold the same or faster (fp32 statistics
+  // 16.8-17.7 → 15.8-15.9 µs).
+  static constexpr int64_t kStagePrefetchMinBytes = 32 << 10;
   const int W_;  // f32 lanes of a hardware vector
   const bool byte_permute_;  // vpermi2b available (CodegenTarget)
   const bool fma_unit_;      // FMA3 or FMA4 available (CodegenTarget)
