@@ -2302,7 +2302,10 @@ class Emitter {
   // follow: bf16 statistics at 128 × 16384 (4 MiB, beyond its 2 MiB L2) ran at 13.6 GB/s
   // (2.15× the roof), with one chunk ahead at 22 GB/s (1.31×); 128 × 8192 96 → 78 µs. Two chunks
   // ahead was as good, four and eight worse. (On the Zen 5 host the sixth session measured
-  // 1-4 chunks ahead within the noise.)
+  // 1-4 chunks ahead within the noise. The sixtieth, with the rows in memory (`--cold`): two
+  // ahead made the bf16 workloads 6-9 % faster, but the warm bf16 backward chain 2-5 % slower;
+  // an extra prefetcht1 four ahead helped cold and slowed every BN workload warm, fp32
+  // statistics by 20-35 %.)
   static constexpr int kStagePrefetchChunks = 1;
   // ... when the block streams at least this many bytes through the loop (128 × 512 statistics
   // and backward chains stream 32-64 KiB a block). From 256 KiB up before: on the Xeon host
